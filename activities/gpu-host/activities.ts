@@ -1,0 +1,177 @@
+import path from 'node:path';
+import { Context } from '@temporalio/activity';
+import { FailureType, type HostDiagnostics } from '../../workflows/failures.js';
+import type { BenchmarkReport, ProofTiming } from '../../workflows/types.js';
+import { type C1Input, loadC1 } from './c1-input.js';
+import { CuzkClient } from './cuzk-client.js';
+import type { DaemonSupervisor } from './daemon.js';
+import { classifyDaemonError, diagnostics, failure } from './errors.js';
+import { readTail } from './log-tail.js';
+import { runParamfetch } from './paramfetch.js';
+
+export interface GpuHostDeps {
+  supervisor: DaemonSupervisor;
+  cuzkAddress: string;
+  paramfetchCommand: string[];
+  c1Path: string;
+  minerId: number;
+  workDir: string;
+}
+
+/** PoRep 32 GiB (StackedDrg32GiBV1_1). */
+const REGISTERED_PROOF_POREP_32G = 8;
+
+/**
+ * Activities that run on the rented machine itself, on its own task queue. They heartbeat, so the
+ * workflow notices a vanished host within one heartbeat timeout and can cancel a running batch.
+ */
+export function createGpuHostActivities(deps: GpuHostDeps) {
+  const { supervisor } = deps;
+  let client: CuzkClient | null = null;
+  let c1: C1Input | null = null;
+  const cuzk = () => (client ??= new CuzkClient(deps.cuzkAddress));
+  const paramfetchLog = path.join(deps.workDir, 'paramfetch.log');
+
+  async function input(): Promise<C1Input> {
+    return (c1 ??= await loadC1(deps.c1Path));
+  }
+
+  async function proveOnce(requestId: string, deadlineSec: number, index: number): Promise<ProofTiming> {
+    const c = await input();
+    const res = await cuzk().prove(
+      {
+        requestId,
+        vanillaProof: c.bytes,
+        sectorNumber: c.sectorNumber,
+        sectorSize: c.sectorSize,
+        minerId: deps.minerId,
+        registeredProof: REGISTERED_PROOF_POREP_32G,
+      },
+      deadlineSec * 1000,
+    );
+    if (res.status !== 'COMPLETED') {
+      throw failure(FailureType.ProofFailed, `proof ${requestId} ended ${res.status}: ${res.error_message}`, await diagnostics(supervisor), {
+        status: res.status,
+        errorMessage: res.error_message,
+      });
+    }
+    return { index, totalMs: res.total_ms, synthesisMs: res.synthesis_ms, gpuComputeMs: res.gpu_compute_ms };
+  }
+
+  /** Fresh id per attempt: the daemon uses it as the job id, and reusing a running one corrupts both. */
+  function requestId(step: string, index: number): string {
+    const info = Context.current().info;
+    return `${info.workflowExecution?.workflowId ?? "standalone"}/${step}/a${info.attempt}/${index}`;
+  }
+
+  return {
+    async paramfetch(input: { stallSec: number }): Promise<{ elapsedMs: number }> {
+      const res = await runParamfetch(deps.paramfetchCommand, paramfetchLog, input.stallSec * 1000);
+      return { elapsedMs: res.elapsedMs };
+    },
+
+    async inspectHost(): Promise<{ pceCached: boolean }> {
+      return { pceCached: await supervisor.pceCached() };
+    },
+
+    /** (Re)starts the daemon and waits for a successful GetStatus, the only real readiness signal. */
+    async startDaemon(input: { partitionWorkers: number; readySec: number }): Promise<{ readyMs: number; gpus: number }> {
+      const ctx = Context.current();
+      const started = Date.now();
+      await supervisor.start(input.partitionWorkers);
+      const deadline = started + input.readySec * 1000;
+      let lastError = '';
+      while (Date.now() < deadline) {
+        ctx.heartbeat({ waitingMs: Date.now() - started });
+        if (!supervisor.running) {
+          throw await classifyDaemonError(new Error('daemon exited while starting'), supervisor, 'daemon start');
+        }
+        try {
+          const status = await cuzk().getStatus(2000);
+          return { readyMs: Date.now() - started, gpus: status.gpus.length };
+        } catch (err) {
+          lastError = err instanceof Error ? err.message : String(err);
+        }
+        await ctx.sleep(250);
+      }
+      const diag = await diagnostics(supervisor, { grpcMessage: lastError });
+      await supervisor.stop();
+      throw failure(FailureType.DaemonNeverReady, `cuzk-daemon did not answer GetStatus within ${input.readySec} s`, diag);
+    },
+
+    async warmupProof(input: { step: string; proofDeadlineSec: number }): Promise<ProofTiming> {
+      const ctx = Context.current();
+      const started = Date.now();
+      const ticker = setInterval(() => ctx.heartbeat({ step: input.step, elapsedMs: Date.now() - started }), 1000);
+      try {
+        return await proveOnce(requestId(input.step, 0), input.proofDeadlineSec, 0);
+      } catch (err) {
+        throw await classifyDaemonError(err, supervisor, input.step);
+      } finally {
+        clearInterval(ticker);
+      }
+    },
+
+    /**
+     * Proves `count` PoRep C2s, `concurrency` at a time. When the workflow's timer cancels it, the daemon
+     * is stopped (CancelProof is a no-op in cuzk) and the partial report is returned for the record.
+     */
+    async runBenchmark(input: { count: number; concurrency: number; proofDeadlineSec: number }): Promise<BenchmarkReport> {
+      const ctx = Context.current();
+      const started = Date.now();
+      const timings: ProofTiming[] = [];
+      let next = 0;
+      let failed: unknown = null;
+      const progress = () => ({ completed: timings.length, requested: input.count, elapsedMs: Date.now() - started });
+      const ticker = setInterval(() => ctx.heartbeat(progress()), 1000);
+      const worker = async () => {
+        while (next < input.count && failed === null && !ctx.cancellationSignal.aborted) {
+          const index = next++;
+          try {
+            timings.push(await proveOnce(requestId('bench', index), input.proofDeadlineSec, index));
+            ctx.heartbeat(progress());
+          } catch (err) {
+            if (!ctx.cancellationSignal.aborted) failed ??= err;
+          }
+        }
+      };
+      const cancelled = new Promise<'cancelled'>((resolve) => {
+        ctx.cancellationSignal.addEventListener('abort', () => resolve('cancelled'));
+      });
+      const workers = Promise.all(Array.from({ length: input.concurrency }, worker));
+      try {
+        const how = await Promise.race([workers, cancelled]);
+        if (how === 'cancelled') {
+          const elapsedMs = Date.now() - started;
+          await supervisor.stop();
+          return { ...report(timings, input, elapsedMs), stoppedEarly: true };
+        }
+        if (failed !== null) throw await classifyDaemonError(failed, supervisor, 'benchmark', progress());
+        return { ...report(timings, input, Date.now() - started), stoppedEarly: false };
+      } finally {
+        clearInterval(ticker);
+      }
+    },
+
+    /** Daemon log and exit state, fetched before the instance is destroyed so the evidence survives. */
+    async collectDiagnostics(): Promise<HostDiagnostics & { paramfetchTail: string }> {
+      return { ...(await diagnostics(supervisor)), paramfetchTail: await readTail(paramfetchLog, 4000) };
+    },
+
+    async stopDaemon(): Promise<void> {
+      await supervisor.stop();
+    },
+  };
+}
+
+function report(timings: ProofTiming[], input: { count: number; concurrency: number }, elapsedMs: number) {
+  return {
+    requested: input.count,
+    completed: timings.length,
+    elapsedMs,
+    concurrency: input.concurrency,
+    timings: [...timings].sort((a, b) => a.index - b.index),
+  };
+}
+
+export type GpuHostActivities = ReturnType<typeof createGpuHostActivities>;

@@ -1,0 +1,77 @@
+import { spawn } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { Context } from '@temporalio/activity';
+import { boundTail, FailureType } from '../../workflows/failures.js';
+import { failure } from './errors.js';
+import { readTail } from './log-tail.js';
+
+export interface ParamfetchResult {
+  elapsedMs: number;
+  outputBytes: number;
+}
+
+/**
+ * Runs the parameter fetch command. Any output counts as progress; no output for `stallMs` means the
+ * download is stuck, which the seeds saw as a silent hang.
+ */
+export async function runParamfetch(command: string[], logFile: string, stallMs: number): Promise<ParamfetchResult> {
+  const [cmd, ...args] = command;
+  if (!cmd) throw new Error('paramfetch command is empty');
+  const ctx = Context.current();
+  const started = Date.now();
+  const log = createWriteStream(logFile, { flags: 'a' });
+  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let outputBytes = 0;
+  let lastLine = '';
+  let lastProgress = Date.now();
+  let stalled = false;
+  const onData = (chunk: Buffer) => {
+    outputBytes += chunk.length;
+    lastProgress = Date.now();
+    log.write(chunk);
+    const lines = chunk.toString('utf8').trim().split('\n');
+    lastLine = lines[lines.length - 1] ?? lastLine;
+    ctx.heartbeat({ outputBytes, lastLine: lastLine.slice(0, 200), elapsedMs: Date.now() - started });
+  };
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
+  const watchdog = setInterval(() => {
+    ctx.heartbeat({ outputBytes, lastLine: lastLine.slice(0, 200), elapsedMs: Date.now() - started });
+    if (Date.now() - lastProgress > stallMs) {
+      stalled = true;
+      child.kill('SIGKILL');
+    }
+  }, Math.min(1000, stallMs / 4));
+  const onCancel = () => child.kill('SIGKILL');
+  ctx.cancellationSignal.addEventListener('abort', onCancel);
+  const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+    child.once('error', () => resolve({ code: 127, signal: null }));
+  });
+  clearInterval(watchdog);
+  ctx.cancellationSignal.removeEventListener('abort', onCancel);
+  await new Promise<void>((resolve) => log.end(() => resolve()));
+  if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason ?? new Error('cancelled');
+  const tail = boundTail(await readTail(logFile));
+  if (stalled) {
+    return Promise.reject(
+      failure(
+        FailureType.ParamfetchFailed,
+        `paramfetch stalled: no progress for ${Math.round(stallMs / 1000)} s`,
+        { exitCode: null, signal: 'SIGKILL', outputTail: tail },
+        { stalled: true },
+      ),
+    );
+  }
+  if (exit.code !== 0) {
+    return Promise.reject(
+      failure(
+        FailureType.ParamfetchFailed,
+        `paramfetch exited with ${exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`}`,
+        { exitCode: exit.code, signal: exit.signal, outputTail: tail },
+        { stalled: false },
+      ),
+    );
+  }
+  return { elapsedMs: Date.now() - started, outputBytes };
+}

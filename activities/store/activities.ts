@@ -1,0 +1,102 @@
+import type pg from 'pg';
+import { boundTail, type FailureType } from '../../workflows/failures.js';
+import type { BenchmarkReport, OfferFacts, Outcome } from '../../workflows/types.js';
+import { countsAgainstMachine, shouldMarkBad } from './bad-machine-rule.js';
+import * as q from './queries.js';
+
+export interface StoreActivityDeps {
+  pool: pg.Pool;
+}
+
+export interface RecordOutcomeInput {
+  workflowId: string;
+  outcome: Outcome;
+  failureType: FailureType | null;
+  reason: string;
+  machineId: number | null;
+  destroyed: boolean;
+}
+
+/** Postgres writes; every one is idempotent because Temporal may run an activity more than once. */
+export function createStoreActivities({ pool }: StoreActivityDeps) {
+  return {
+    async recordInstance(input: {
+      workflowId: string;
+      offerId: number;
+      instanceId: number | null;
+      offer: OfferFacts | null;
+      label: string;
+      stage: string;
+    }): Promise<void> {
+      await q.upsertInstance(pool, {
+        workflowId: input.workflowId,
+        offerId: input.offerId,
+        instanceId: input.instanceId,
+        machineId: input.offer?.machineId ?? null,
+        hostId: input.offer?.hostId ?? null,
+        gpuName: input.offer?.gpuName ?? null,
+        numGpus: input.offer?.numGpus ?? null,
+        cpuRamMb: input.offer?.cpuRamMb ?? null,
+        dphTotal: input.offer?.dphTotal ?? null,
+        label: input.label,
+        stage: input.stage,
+      });
+    },
+
+    async recordEvent(input: {
+      workflowId: string;
+      seq: number;
+      stage: string;
+      message: string;
+      details?: unknown;
+      at: string;
+    }): Promise<void> {
+      await q.insertEvent(pool, { ...input, details: input.details });
+    },
+
+    async recordBenchmark(input: {
+      workflowId: string;
+      offer: OfferFacts;
+      report: BenchmarkReport;
+      rate: number;
+    }): Promise<void> {
+      const { offer, report } = input;
+      await q.upsertBenchmark(pool, {
+        workflowId: input.workflowId,
+        machineId: offer.machineId,
+        gpuName: offer.gpuName,
+        numGpus: offer.numGpus,
+        requested: report.requested,
+        completed: report.completed,
+        concurrency: report.concurrency,
+        elapsedMs: report.elapsedMs,
+        rate: input.rate,
+        timings: report.timings,
+        stoppedEarly: report.stoppedEarly,
+        dphTotal: offer.dphTotal,
+      });
+    },
+
+    /** Records kill or promote, counts the failure against the machine and applies the bad-machine rule. */
+    async recordOutcome(input: RecordOutcomeInput): Promise<{ markedBad: boolean }> {
+      const first = await q.finishInstance(pool, input);
+      if (!first || input.machineId === null || input.failureType === null) return { markedBad: false };
+      if (!countsAgainstMachine(input.failureType)) return { markedBad: false };
+      const count = await q.bumpMachineFailure(pool, input.machineId, input.failureType);
+      if (!shouldMarkBad(input.failureType, count)) return { markedBad: false };
+      await q.markBad(pool, input.machineId, `${input.failureType} x${count}: ${input.reason}`.slice(0, 500), 'rule');
+      return { markedBad: true };
+    },
+
+    async saveLogTail(input: { workflowId: string; source: string; text: string }): Promise<void> {
+      if (input.text.trim() === '') return;
+      await q.insertLogTail(pool, input.workflowId, input.source, boundTail(input.text, 64_000));
+    },
+
+    async listBadMachines(): Promise<number[]> {
+      return q.listBadMachineIds(pool);
+    },
+  };
+}
+
+export type StoreActivities = ReturnType<typeof createStoreActivities>;

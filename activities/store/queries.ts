@@ -1,0 +1,132 @@
+import type pg from 'pg';
+
+type Db = Pick<pg.Pool, 'query'>;
+
+export interface InstanceRow {
+  workflowId: string;
+  offerId: number;
+  instanceId: number | null;
+  machineId: number | null;
+  hostId: number | null;
+  gpuName: string | null;
+  numGpus: number | null;
+  cpuRamMb: number | null;
+  dphTotal: number | null;
+  label: string | null;
+  stage: string;
+}
+
+export async function upsertInstance(db: Db, r: InstanceRow): Promise<void> {
+  await db.query(
+    `INSERT INTO instances (workflow_id, offer_id, instance_id, machine_id, host_id, gpu_name, num_gpus, cpu_ram_mb,
+                            dph_total, label, stage)
+     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)
+     ON CONFLICT (workflow_id) DO UPDATE SET
+       instance_id = COALESCE(EXCLUDED.instance_id, instances.instance_id),
+       machine_id = COALESCE(EXCLUDED.machine_id, instances.machine_id),
+       host_id = COALESCE(EXCLUDED.host_id, instances.host_id),
+       gpu_name = COALESCE(EXCLUDED.gpu_name, instances.gpu_name),
+       num_gpus = COALESCE(EXCLUDED.num_gpus, instances.num_gpus),
+       cpu_ram_mb = COALESCE(EXCLUDED.cpu_ram_mb, instances.cpu_ram_mb),
+       dph_total = COALESCE(EXCLUDED.dph_total, instances.dph_total),
+       label = COALESCE(EXCLUDED.label, instances.label),
+       stage = EXCLUDED.stage,
+       updated_at = now()`,
+    [r.workflowId, r.offerId, r.instanceId, r.machineId, r.hostId, r.gpuName, r.numGpus, r.cpuRamMb, r.dphTotal, r.label, r.stage],
+  );
+}
+
+export async function insertEvent(
+  db: Db,
+  e: { workflowId: string; seq: number; stage: string; message: string; details: unknown; at: string },
+): Promise<void> {
+  await db.query(
+    `INSERT INTO lifecycle_events (workflow_id, seq, stage, message, details, at) VALUES ($1,$2,$3,$4,$5,$6)
+     ON CONFLICT (workflow_id, seq) DO NOTHING`,
+    [e.workflowId, e.seq, e.stage, e.message, e.details === undefined ? null : JSON.stringify(e.details), e.at],
+  );
+  await db.query('UPDATE instances SET stage = $2, updated_at = now() WHERE workflow_id = $1', [e.workflowId, e.stage]);
+}
+
+export async function upsertBenchmark(
+  db: Db,
+  b: {
+    workflowId: string;
+    machineId: number;
+    gpuName: string;
+    numGpus: number;
+    requested: number;
+    completed: number;
+    concurrency: number;
+    elapsedMs: number;
+    rate: number;
+    timings: unknown;
+    stoppedEarly: boolean;
+    dphTotal: number;
+  },
+): Promise<void> {
+  const inserted = await db.query(
+    `INSERT INTO benchmark_results (workflow_id, machine_id, gpu_name, num_gpus, requested, completed, concurrency,
+                                    elapsed_ms, rate, timings, stopped_early)
+     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11) ON CONFLICT (workflow_id) DO NOTHING`,
+    [b.workflowId, b.machineId, b.gpuName, b.numGpus, b.requested, b.completed, b.concurrency, b.elapsedMs, b.rate,
+      JSON.stringify(b.timings), b.stoppedEarly],
+  );
+  // Only the first write of a benchmark moves host_perf, so a retried activity does not count twice.
+  if (inserted.rowCount === 1) {
+    await db.query(
+      `INSERT INTO host_perf (machine_id, gpu_name, num_gpus, benchmarks, best_rate, last_rate, last_dph)
+       VALUES ($1,$2,$3,1,$4,$4,$5)
+       ON CONFLICT (machine_id) DO UPDATE SET benchmarks = host_perf.benchmarks + 1,
+         best_rate = GREATEST(host_perf.best_rate, EXCLUDED.best_rate), last_rate = EXCLUDED.last_rate,
+         last_dph = EXCLUDED.last_dph, gpu_name = EXCLUDED.gpu_name, num_gpus = EXCLUDED.num_gpus, updated_at = now()`,
+      [b.machineId, b.gpuName, b.numGpus, b.rate, b.dphTotal],
+    );
+  }
+  await db.query('UPDATE instances SET bench_rate = $2, updated_at = now() WHERE workflow_id = $1', [b.workflowId, b.rate]);
+}
+
+/** Records the end of a lifecycle once; returns false when it was already recorded (a retried write). */
+export async function finishInstance(
+  db: Db,
+  o: { workflowId: string; outcome: string; failureType: string | null; reason: string; destroyed: boolean },
+): Promise<boolean> {
+  const res = await db.query(
+    `UPDATE instances SET outcome = $2, failure_type = $3, reason = $4, stage = $5,
+       destroyed_at = CASE WHEN $6 THEN now() ELSE destroyed_at END, updated_at = now()
+     WHERE workflow_id = $1 AND outcome IS NULL`,
+    [o.workflowId, o.outcome, o.failureType, o.reason, o.outcome === 'promoted' ? 'promoted' : 'killed', o.destroyed],
+  );
+  return res.rowCount === 1;
+}
+
+export async function bumpMachineFailure(db: Db, machineId: number, failureType: string): Promise<number> {
+  const res = await db.query<{ count: number }>(
+    `INSERT INTO machine_failures (machine_id, failure_type, count) VALUES ($1,$2,1)
+     ON CONFLICT (machine_id, failure_type) DO UPDATE SET count = machine_failures.count + 1, last_at = now()
+     RETURNING count`,
+    [machineId, failureType],
+  );
+  return res.rows[0]?.count ?? 0;
+}
+
+export async function markBad(db: Db, machineId: number, reason: string, source: 'rule' | 'operator'): Promise<void> {
+  await db.query(
+    `INSERT INTO bad_machines (machine_id, reason, source) VALUES ($1,$2,$3)
+     ON CONFLICT (machine_id) DO UPDATE SET reason = EXCLUDED.reason, source = EXCLUDED.source, marked_at = now()`,
+    [machineId, reason, source],
+  );
+}
+
+export async function listBadMachineIds(db: Db): Promise<number[]> {
+  const res = await db.query<{ machine_id: string }>('SELECT machine_id FROM bad_machines WHERE NOT ignored');
+  return res.rows.map((r) => Number(r.machine_id));
+}
+
+export async function insertLogTail(db: Db, workflowId: string, source: string, text: string): Promise<void> {
+  await db.query(
+    `INSERT INTO log_tails (workflow_id, source, text) VALUES ($1,$2,$3)
+     ON CONFLICT (workflow_id, source) DO UPDATE SET text = EXCLUDED.text, at = now()`,
+    [workflowId, source, text],
+  );
+}

@@ -1,0 +1,142 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { HostScenario } from '../scenario.js';
+import { scaledMs } from '../scenario.js';
+
+export interface ProofOutcome {
+  status: 'COMPLETED' | 'FAILED';
+  errorMessage: string;
+  synthesisMs: number;
+  gpuComputeMs: number;
+  totalMs: number;
+  queueWaitMs: number;
+}
+
+export interface EngineHooks {
+  log(line: string): void;
+  /** Called when a proof should lose its client connection (the seeds' transport error). */
+  dropConnections(): void;
+  /** Simulated kernel OOM kill or panic. */
+  die(kind: 'oom' | 'panic'): never;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Proving model: synthesis on the CPU (RAM-bound, faster with more partition workers), then GPU compute
+ * serialized per GPU. The first proof after a start pays kernel compile and PCE extraction.
+ */
+export class ProvingEngine {
+  private proofsSinceStart = 0;
+  private completed = 0;
+  private failed = 0;
+  private gpuFree: number[];
+  private waiters: Array<() => void> = [];
+  readonly startedAt = Date.now();
+
+  constructor(
+    private readonly sc: HostScenario,
+    private readonly scale: number,
+    private readonly partitionWorkers: number,
+    private readonly paramCache: string,
+    private readonly numGpus: number,
+    private readonly hooks: EngineHooks,
+  ) {
+    this.gpuFree = Array.from({ length: numGpus }, (_, i) => i);
+  }
+
+  get counters() {
+    return { completed: this.completed, failed: this.failed, uptimeSec: Math.floor((Date.now() - this.startedAt) / 1000) };
+  }
+
+  private get pceFile() {
+    return path.join(this.paramCache, 'pce-porep-32g.bin');
+  }
+
+  private get dropStateFile() {
+    return path.join(this.paramCache, '.sim-transport-drops-used');
+  }
+
+  async prove(jobId: string, c1: { ok: boolean; why: string }): Promise<ProofOutcome> {
+    const f = this.sc.faults;
+    const isFirst = this.proofsSinceStart++ === 0;
+    const started = Date.now();
+    this.hooks.log(`INFO cuzk_server: job accepted job_id=${jobId} partition_workers=${this.partitionWorkers}`);
+    if (!c1.ok) {
+      this.failed++;
+      return { status: 'FAILED', errorMessage: c1.why, synthesisMs: 0, gpuComputeMs: 0, totalMs: 0, queueWaitMs: 0 };
+    }
+    let synthSec = this.sc.proofSec * 0.55 * Math.sqrt(16 / this.partitionWorkers);
+    if (isFirst) {
+      synthSec += this.sc.firstProofAfterRestartExtraSec;
+      if (!existsSync(this.pceFile)) {
+        this.hooks.log(`INFO cuzk_pce: no PCE cache, extracting with ${this.partitionWorkers} partition workers`);
+        if (f.oomOnPceAbovePartitionWorkers !== undefined && this.partitionWorkers > f.oomOnPceAbovePartitionWorkers) {
+          await sleep(scaledMs(this.sc.pceExtractSec / 2, this.scale));
+          this.hooks.log(`WARN cuzk_pce: synthesis RSS 121.4 GiB of 125.0 GiB`);
+          this.hooks.die('oom');
+        }
+        synthSec += this.sc.pceExtractSec;
+      } else {
+        this.hooks.log('INFO cuzk_pce: re-extracting PCE after restart');
+      }
+      if (f.transportDrops > 0 && this.dropsUsed() < f.transportDrops) {
+        this.useDrop();
+        setTimeout(() => {
+          this.hooks.log('WARN h2: connection reset while proving (client gone)');
+          this.hooks.dropConnections();
+        }, scaledMs(synthSec / 2, this.scale));
+      }
+    }
+    if (f.hangProofs) await new Promise(() => undefined);
+    await sleep(scaledMs(synthSec, this.scale));
+    const gpu = await this.acquireGpu();
+    const queueWaitMs = Date.now() - started - scaledMs(synthSec, this.scale);
+    try {
+      await sleep(scaledMs(this.sc.proofSec * 0.45, this.scale));
+    } finally {
+      this.releaseGpu(gpu);
+    }
+    if (!existsSync(this.pceFile)) writeFileSync(this.pceFile, 'simulated PCE cache\n');
+    if (f.failProofs) {
+      this.failed++;
+      this.hooks.log(`ERROR cuzk_core: job ${jobId} failed: groth16 verification failed`);
+      return { status: 'FAILED', errorMessage: 'proof failed self-verification', synthesisMs: 0, gpuComputeMs: 0, totalMs: Date.now() - started, queueWaitMs };
+    }
+    this.completed++;
+    if (f.crashAfterProofs !== undefined && this.completed > f.crashAfterProofs) {
+      this.hooks.log(`ERROR cuzk_core: thread 'gpu-worker-${gpu}' panicked at 'CUDA error: an illegal memory access was encountered'`);
+      this.hooks.die('panic');
+    }
+    this.hooks.log(`INFO cuzk_server: job completed job_id=${jobId} total_ms=${Date.now() - started}`);
+    return {
+      status: 'COMPLETED',
+      errorMessage: '',
+      synthesisMs: Math.round(synthSec * 1000),
+      gpuComputeMs: Math.round(this.sc.proofSec * 450),
+      totalMs: Date.now() - started,
+      queueWaitMs,
+    };
+  }
+
+  private dropsUsed(): number {
+    return existsSync(this.dropStateFile) ? Number(readFileSync(this.dropStateFile, 'utf8')) || 0 : 0;
+  }
+
+  private useDrop(): void {
+    writeFileSync(this.dropStateFile, String(this.dropsUsed() + 1));
+  }
+
+  private async acquireGpu(): Promise<number> {
+    for (;;) {
+      const gpu = this.gpuFree.shift();
+      if (gpu !== undefined) return gpu;
+      await new Promise<void>((r) => this.waiters.push(r));
+    }
+  }
+
+  private releaseGpu(gpu: number): void {
+    this.gpuFree.push(gpu);
+    this.waiters.shift()?.();
+  }
+}

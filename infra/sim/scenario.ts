@@ -1,0 +1,66 @@
+import { z } from 'zod';
+
+/**
+ * How one simulated machine behaves. Times are real-world seconds (from ../shared/reference/cuzk.md and
+ * the seeds); SIM_TIME_SCALE compresses them, e.g. 0.01 makes a 100 s proof take 1 s.
+ */
+export const HostScenarioSchema = z.object({
+  /** Seconds for one 32 GiB PoRep C2 on this host at full partition workers. */
+  proofSec: z.number().positive().default(100),
+  firstProofAfterRestartExtraSec: z.number().nonnegative().default(150),
+  pceExtractSec: z.number().nonnegative().default(70),
+  startupSec: z.number().nonnegative().default(45),
+  paramfetchSec: z.number().nonnegative().default(240),
+  faults: z
+    .object({
+      /** Building the PCE with more partition workers than this OOM-kills the daemon (125 GB hosts). */
+      oomOnPceAbovePartitionWorkers: z.number().int().positive().optional(),
+      /** The daemon's stream drops on this many first-proofs-after-restart (the seeds' transport error). */
+      transportDrops: z.number().int().nonnegative().default(0),
+      neverReady: z.boolean().default(false),
+      failProofs: z.boolean().default(false),
+      /** Panics (exit 101) after this many completed proofs. */
+      crashAfterProofs: z.number().int().nonnegative().optional(),
+      /** Proofs never finish (a hung GPU). */
+      hangProofs: z.boolean().default(false),
+      paramfetch: z.enum(['ok', 'stall', 'fail']).default('ok'),
+    })
+    .default({ transportDrops: 0, neverReady: false, failProofs: false, hangProofs: false, paramfetch: 'ok' }),
+});
+export type HostScenario = z.infer<typeof HostScenarioSchema>;
+
+/** How the Vast side of one offer behaves once rented. */
+export const InstanceScenarioSchema = z.object({
+  loadingSec: z.number().nonnegative().default(30),
+  fate: z.enum(['running', 'stuck_loading', 'exited', 'offline']).default('running'),
+  /** Host disappears (preempted) this many seconds after it starts running. */
+  preemptAfterSec: z.number().positive().optional(),
+});
+
+export const SimOfferSchema = z.looseObject({
+  id: z.number().int().positive(),
+  machine_id: z.number().int().positive(),
+  host_id: z.number().int().positive(),
+  gpu_name: z.string(),
+  num_gpus: z.number().int().positive(),
+  gpu_ram: z.number(),
+  cpu_ram: z.number(),
+  dph_total: z.number(),
+  sim: z
+    .object({
+      host: HostScenarioSchema.default(HostScenarioSchema.parse({})),
+      instance: InstanceScenarioSchema.default(InstanceScenarioSchema.parse({})),
+    })
+    .default({ host: HostScenarioSchema.parse({}), instance: InstanceScenarioSchema.parse({}) }),
+});
+export type SimOffer = z.infer<typeof SimOfferSchema>;
+
+export const CatalogueSchema = z.object({ offers: z.array(SimOfferSchema).min(1) });
+
+export function timeScale(): number {
+  const v = Number(process.env.SIM_TIME_SCALE ?? '1');
+  if (!(v > 0 && v <= 1)) throw new Error(`SIM_TIME_SCALE must be in (0, 1], got ${process.env.SIM_TIME_SCALE}`);
+  return v;
+}
+
+export const scaledMs = (sec: number, scale: number) => Math.round(sec * 1000 * scale);

@@ -1,0 +1,74 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort } from '../../temporal/dev-server.js';
+import type { SimOffer } from '../scenario.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const tsNode = (script: string) => [process.execPath, '--import', 'tsx', path.join(ROOT, script)];
+
+export interface BootedHost {
+  child: ChildProcess;
+  workDir: string;
+  kill(): void;
+}
+
+/**
+ * "Boots" a rented machine: runs the real GPU-host worker with the instance's env (as the image's
+ * entrypoint would), pointed at the simulated daemon and paramfetch for this offer's scenario.
+ */
+export async function bootHost(
+  offer: SimOffer,
+  instanceId: number,
+  env: Record<string, string>,
+  baseDir: string,
+  onExit: (code: number | null, signal: string | null) => void,
+): Promise<BootedHost> {
+  const workDir = path.join(baseDir, `instance-${instanceId}`);
+  const paramCache = path.join(workDir, 'params');
+  mkdirSync(paramCache, { recursive: true });
+  const c1Path = path.join(workDir, 'c1.json');
+  writeFileSync(c1Path, JSON.stringify({ SectorNum: 1, Phase1Out: Buffer.from('simulated-c1').toString('base64'), SectorSize: 34359738368 }));
+  const port = await freePort();
+  const child = spawn(tsNode('workers/gpu-host-worker.ts')[0] as string, tsNode('workers/gpu-host-worker.ts').slice(1), {
+    cwd: ROOT,
+    // Own process group, so destroying the instance takes the worker and its daemon down together.
+    detached: true,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: {
+      PATH: process.env.PATH ?? '',
+      SIM_TIME_SCALE: process.env.SIM_TIME_SCALE ?? '1',
+      ...env,
+      CUZK_ADDRESS: `127.0.0.1:${port}`,
+      CUZK_DAEMON_CMD: JSON.stringify(tsNode('infra/sim/cuzk/main.ts')),
+      PARAMFETCH_CMD: JSON.stringify(tsNode('infra/sim/paramfetch.ts')),
+      PARAM_CACHE_DIR: paramCache,
+      WORK_DIR: workDir,
+      C1_PATH: c1Path,
+      MINER_ID: '1000',
+      SIM_HOST_SCENARIO: JSON.stringify(offer.sim.host),
+      SIM_GPU_NAME: offer.gpu_name,
+      SIM_NUM_GPUS: String(offer.num_gpus),
+    },
+  });
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
+  child.once('exit', (code, signal) => {
+    if (code) writeFileSync(path.join(workDir, 'worker-exit.log'), stderr);
+    onExit(code, signal);
+  });
+  return {
+    child,
+    workDir,
+    kill() {
+      if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          /* already gone */
+        }
+      }
+    },
+  };
+}

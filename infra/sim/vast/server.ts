@@ -1,0 +1,318 @@
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { mkdtempSync } from 'node:fs';
+import { type SimOffer, scaledMs, timeScale } from '../scenario.js';
+import { type BootedHost, bootHost } from './host-boot.js';
+import { matchesQuery, QueryError, sortOffers } from './query.js';
+
+interface SimInstance {
+  id: number;
+  offer: SimOffer;
+  label: string;
+  env: Record<string, string>;
+  image: string;
+  actual_status: string | null;
+  intended_status: string;
+  status_msg: string;
+  start_date: number;
+  destroyed: boolean;
+  host: BootedHost | null;
+  hostExit: string | null;
+  timers: NodeJS.Timeout[];
+}
+
+export interface VastSimOptions {
+  offers: SimOffer[];
+  apiKey: string;
+  port?: number;
+  baseDir?: string;
+  /** Fraction of API calls answered 429 / 503, for chaos tests. */
+  chaos?: { rate429: number; rate5xx: number };
+}
+
+export interface VastSim {
+  url: string;
+  /** Every instance ever created, for tests' leak checks. */
+  ledger(): Array<{ id: number; offerId: number; machineId: number; label: string; status: string | null; destroyed: boolean; hostAlive: boolean }>;
+  close(): Promise<void>;
+}
+
+const json = (res: http.ServerResponse, status: number, body: unknown) => {
+  res.writeHead(status, { 'Content-Type': 'application/json' });
+  res.end(JSON.stringify(body));
+};
+
+/**
+ * Simulated Vast.ai API: same paths, fields, units (RAM in MB) and error shapes as the real one
+ * (../shared/reference/vast-api.md). Rented instances go created -> loading -> running and then boot a
+ * simulated GPU host running the real GPU-host worker.
+ */
+export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
+  const scale = timeScale();
+  const baseDir = opts.baseDir ?? mkdtempSync(path.join(os.tmpdir(), 'vast-sim-'));
+  const offers = new Map(opts.offers.map((o) => [o.id, o]));
+  const instances = new Map<number, SimInstance>();
+  const taken = new Set<number>();
+  let nextId = 30_000_000 + Math.floor(Math.random() * 1_000_000);
+  let chaos = opts.chaos ?? { rate429: 0, rate5xx: 0 };
+
+  const publicOffer = (o: SimOffer) => {
+    const { sim: _sim, ...rest } = o;
+    return { ...rest, ask_contract_id: o.id, rentable: !taken.has(o.id), rented: taken.has(o.id) };
+  };
+
+  const publicInstance = (i: SimInstance) => ({
+    id: i.id,
+    machine_id: i.offer.machine_id,
+    host_id: i.offer.host_id,
+    actual_status: i.actual_status,
+    intended_status: i.intended_status,
+    cur_state: i.actual_status === 'running' ? 'running' : 'stopped',
+    next_state: i.intended_status,
+    status_msg: i.status_msg,
+    label: i.label,
+    image_uuid: i.image,
+    extra_env: Object.entries(i.env).map(([k]) => [k, '***']),
+    gpu_name: i.offer.gpu_name,
+    num_gpus: i.offer.num_gpus,
+    gpu_ram: i.offer.gpu_ram,
+    cpu_ram: i.offer.cpu_ram,
+    dph_total: i.offer.dph_total,
+    start_date: i.start_date,
+  });
+
+  function destroy(inst: SimInstance): void {
+    inst.destroyed = true;
+    inst.timers.forEach(clearTimeout);
+    inst.host?.kill();
+    taken.delete(inst.offer.id);
+  }
+
+  function schedule(inst: SimInstance): void {
+    const sc = inst.offer.sim.instance;
+    const at = (sec: number, fn: () => void) => inst.timers.push(setTimeout(fn, scaledMs(sec, scale)));
+    at(0.5, () => {
+      inst.actual_status = 'created';
+    });
+    at(1, () => {
+      inst.actual_status = 'loading';
+      inst.status_msg = `Pulling image ${inst.image}`;
+    });
+    if (sc.fate === 'stuck_loading') return;
+    at(1 + sc.loadingSec, () => {
+      if (sc.fate === 'exited' || sc.fate === 'offline') {
+        inst.actual_status = sc.fate;
+        inst.status_msg = sc.fate === 'exited' ? 'Error: OCI runtime create failed: nvidia-container-cli: initialization error' : '';
+        return;
+      }
+      inst.actual_status = 'running';
+      inst.status_msg = `success, running ${inst.image}`;
+      void bootHost(inst.offer, inst.id, inst.env, baseDir, (code, signal) => {
+        inst.hostExit = `code=${code} signal=${signal}`;
+      }).then((host) => {
+        if (inst.destroyed) host.kill();
+        inst.host = host;
+      });
+      if (sc.preemptAfterSec !== undefined) {
+        at(sc.preemptAfterSec, () => {
+          inst.host?.kill();
+          inst.actual_status = 'offline';
+        });
+      }
+    });
+  }
+
+  async function readBody(req: http.IncomingMessage): Promise<unknown> {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    if (!text) return {};
+    return JSON.parse(text);
+  }
+
+  async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://sim');
+    const p = url.pathname;
+    const method = req.method ?? 'GET';
+
+    // Test and demo control plane, outside the Vast API's paths.
+    if (p.startsWith('/_sim/')) return handleAdmin(method, p, req, res);
+
+    if (req.headers.authorization !== `Bearer ${opts.apiKey}`) {
+      return json(res, 401, { success: false, error: 'auth_error', msg: 'Invalid user key' });
+    }
+    if (Math.random() < chaos.rate429) {
+      res.writeHead(429, { 'Content-Type': 'text/plain' });
+      return void res.end('API requests too frequent endpoint threshold=4.5');
+    }
+    if (Math.random() < chaos.rate5xx) return json(res, 503, { detail: 'Service Unavailable' });
+
+    let m: RegExpExecArray | null;
+    if (method === 'POST' && p === '/api/v0/bundles/') {
+      const q = (await readBody(req)) as Record<string, unknown>;
+      const rentableOnly = !('rentable' in q);
+      let list = [...offers.values()].map(publicOffer).filter((o) => !rentableOnly || o.rentable);
+      try {
+        list = list.filter((o) => matchesQuery(o, q));
+      } catch (err) {
+        if (err instanceof QueryError) return json(res, 400, { success: false, error: 'invalid_args', msg: err.message });
+        throw err;
+      }
+      const sorted = sortOffers(list, q.order);
+      const limit = typeof q.limit === 'number' ? q.limit : 64;
+      return json(res, 200, { offers: sorted.slice(0, limit) });
+    }
+    if (method === 'PUT' && (m = /^\/api\/v0\/asks\/(\d+)\/$/.exec(p))) {
+      const offerId = Number(m[1]);
+      const body = (await readBody(req)) as Record<string, unknown>;
+      const offer = offers.get(offerId);
+      if (!offer || taken.has(offerId)) {
+        return json(res, 404, {
+          success: false,
+          error: 'invalid_args',
+          msg: `error 404/3603: no_such_ask Instance type by id ${offerId} is not available.`,
+          ask_id: offerId,
+        });
+      }
+      const invalid = validateCreate(body);
+      if (invalid) return json(res, 400, { success: false, error: 'invalid_args', msg: `error 400/3467: Invalid args: ${invalid}`, ask_id: offerId });
+      taken.add(offerId);
+      const inst: SimInstance = {
+        id: nextId++,
+        offer,
+        label: String(body.label ?? ''),
+        env: body.env as Record<string, string>,
+        image: String(body.image),
+        actual_status: null,
+        intended_status: 'running',
+        status_msg: '',
+        start_date: Date.now() / 1000,
+        destroyed: false,
+        host: null,
+        hostExit: null,
+        timers: [],
+      };
+      instances.set(inst.id, inst);
+      schedule(inst);
+      return json(res, 200, { success: true, new_contract: inst.id, instance_api_key: `sim-${inst.id}` });
+    }
+    if (method === 'GET' && (m = /^\/api\/v0\/instances\/(\d+)\/$/.exec(p))) {
+      const inst = instances.get(Number(m[1]));
+      return json(res, 200, { instances: inst && !inst.destroyed ? publicInstance(inst) : null });
+    }
+    if (method === 'DELETE' && (m = /^\/api\/v0\/instances\/(\d+)\/$/.exec(p))) {
+      const inst = instances.get(Number(m[1]));
+      if (!inst || inst.destroyed) return json(res, 404, { success: false, error: 'no_such_instance', msg: 'Instance not found' });
+      destroy(inst);
+      return json(res, 200, { success: true });
+    }
+    if (method === 'GET' && p === '/api/v0/instances/') {
+      return json(res, 410, { success: false, error: 'deprecated_endpoint', msg: '/api/v0/instances/ is deprecated. Use /api/v1/instances/ instead.' });
+    }
+    if (method === 'GET' && p === '/api/v1/instances/') {
+      let filters: Record<string, unknown>;
+      try {
+        filters = JSON.parse(url.searchParams.get('select_filters') ?? '{}') as Record<string, unknown>;
+      } catch {
+        return json(res, 400, { success: false, error: 'invalid_args', msg: 'Error in query parameters: select_filters is not JSON' });
+      }
+      for (const key of Object.keys(filters)) {
+        if (['dph_total', 'num_gpus'].includes(key)) {
+          return json(res, 400, { success: false, error: 'invalid_args', msg: `Error in query parameters: ${key} is not a valid search key` });
+        }
+      }
+      const limitRaw = Number(url.searchParams.get('limit') ?? '25');
+      const limit = limitRaw <= 0 ? 5 : Math.min(25, limitRaw);
+      const after = Number(url.searchParams.get('after_token') ?? '0');
+      if (url.searchParams.has('after_token') && !Number.isInteger(after)) {
+        return json(res, 400, { success: false, error: 'invalid_token', msg: 'invalid token' });
+      }
+      const all = [...instances.values()]
+        .filter((i) => !i.destroyed && i.id > after)
+        .map(publicInstance)
+        .filter((i) => matchesQuery(i, filters))
+        .sort((a, b) => a.id - b.id);
+      const page = all.slice(0, limit);
+      const last = page[page.length - 1];
+      return json(res, 200, {
+        success: true,
+        instances_found: page.length,
+        total_instances: all.length,
+        next_token: all.length > limit && last ? String(last.id) : null,
+        instances: page,
+      });
+    }
+    if (method === 'GET' && (p === '/api/v0/users/current' || p === '/api/v0/users/current/')) {
+      return json(res, 200, { id: 1, username: 'sim', email: 'sim@example.invalid', credit: 1000, balance: 1000 });
+    }
+    return json(res, 404, { success: false, error: 'not_found', msg: `no route for ${method} ${p}` });
+  }
+
+  async function handleAdmin(method: string, p: string, req: http.IncomingMessage, res: http.ServerResponse) {
+    let m: RegExpExecArray | null;
+    if (method === 'GET' && p === '/_sim/ledger') return json(res, 200, sim.ledger());
+    if (method === 'POST' && p === '/_sim/chaos') {
+      chaos = (await readBody(req)) as typeof chaos;
+      return json(res, 200, { ok: true });
+    }
+    if (method === 'POST' && (m = /^\/_sim\/offers\/(\d+)\/take$/.exec(p))) {
+      taken.add(Number(m[1]));
+      return json(res, 200, { ok: true });
+    }
+    if (method === 'POST' && (m = /^\/_sim\/instances\/(\d+)\/preempt$/.exec(p))) {
+      const inst = instances.get(Number(m[1]));
+      if (!inst) return json(res, 404, { ok: false });
+      inst.host?.kill();
+      inst.actual_status = 'offline';
+      return json(res, 200, { ok: true });
+    }
+    return json(res, 404, { ok: false });
+  }
+
+  const server = http.createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      if (err instanceof SyntaxError) return json(res, 400, { success: false, error: 'invalid_request', msg: 'body is not JSON' });
+      json(res, 500, { success: false, error: 'server_error', msg: err instanceof Error ? err.message : String(err) });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(opts.port ?? 0, '127.0.0.1', resolve));
+  const addr = server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : 0;
+
+  const sim: VastSim = {
+    url: `http://127.0.0.1:${port}`,
+    ledger: () =>
+      [...instances.values()].map((i) => ({
+        id: i.id,
+        offerId: i.offer.id,
+        machineId: i.offer.machine_id,
+        label: i.label,
+        status: i.actual_status,
+        destroyed: i.destroyed,
+        hostAlive: i.host !== null && i.host.child.exitCode === null && i.host.child.signalCode === null,
+      })),
+    async close() {
+      for (const inst of instances.values()) {
+        inst.timers.forEach(clearTimeout);
+        inst.host?.kill();
+      }
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+  return sim;
+}
+
+function validateCreate(body: Record<string, unknown>): string | null {
+  if (typeof body.image !== 'string' || body.image.length === 0 || body.image.length > 1024) return 'image is required (1024 chars max)';
+  if (typeof body.disk !== 'number' || body.disk < 8) return 'disk must be a number >= 8 (GB)';
+  if (body.label !== undefined && (typeof body.label !== 'string' || body.label.length > 256)) return 'label_too_long';
+  if (body.env !== undefined) {
+    if (body.env === null || typeof body.env !== 'object') return 'env must be an object';
+    for (const [k, v] of Object.entries(body.env)) {
+      if (typeof v !== 'string' || k.length + v.length > 256) return `env entry ${k} must be a string of 256 chars max`;
+    }
+  }
+  return null;
+}

@@ -1,0 +1,53 @@
+import { z } from 'zod';
+
+const jsonArgv = z
+  .string()
+  .transform((s, ctx) => {
+    try {
+      const v: unknown = JSON.parse(s);
+      if (Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string')) return v as string[];
+    } catch {
+      /* reported below */
+    }
+    ctx.addIssue({ code: 'custom', message: 'must be a JSON array of strings, e.g. ["cuzk-daemon"]' });
+    return z.NEVER;
+  });
+
+const temporal = {
+  TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+};
+
+/** Control worker: holds the Vast key and the database; runs workflows, Vast and store activities. */
+export const ControlConfigSchema = z.object({
+  ...temporal,
+  DATABASE_URL: z.string().url(),
+  VAST_API_URL: z.string().url().default('https://console.vast.ai'),
+  VAST_API_KEY: z.string().min(1),
+  /** What a rented host should dial to reach Temporal (often differs from the control worker's own). */
+  HOST_TEMPORAL_ADDRESS: z.string().min(1).optional(),
+  VAST_POLL_INTERVAL_MS: z.coerce.number().int().positive().default(10_000),
+});
+export type ControlConfig = z.infer<typeof ControlConfigSchema>;
+
+/** GPU-host worker: knows only its own queue and its local daemon; no Vast key, no database. */
+export const GpuHostConfigSchema = z.object({
+  ...temporal,
+  HOST_TASK_QUEUE: z.string().min(1),
+  CUZK_ADDRESS: z.string().min(1).default('127.0.0.1:9820'),
+  CUZK_DAEMON_CMD: jsonArgv.default(['cuzk-daemon']),
+  PARAMFETCH_CMD: jsonArgv.default(['curio', 'fetch-params', '32GiB']),
+  PARAM_CACHE_DIR: z.string().min(1).default('/var/tmp/filecoin-proof-parameters'),
+  WORK_DIR: z.string().min(1).default('/var/lib/gpu-host'),
+  C1_PATH: z.string().min(1).default('/data/32gbench/c1.json'),
+  MINER_ID: z.coerce.number().int().nonnegative().default(1000),
+});
+export type GpuHostConfig = z.infer<typeof GpuHostConfigSchema>;
+
+/** Parses the environment or throws one message naming every bad variable. */
+export function loadConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {
+  const res = schema.safeParse(env);
+  if (res.success) return res.data;
+  const lines = res.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+  throw new Error(`invalid configuration:\n${lines.join('\n')}`);
+}

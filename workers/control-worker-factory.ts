@@ -1,0 +1,33 @@
+import { fileURLToPath } from 'node:url';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import type pg from 'pg';
+import { createStoreActivities } from '../activities/store/activities.js';
+import { VastClient } from '../activities/vast/client.js';
+import { createVastActivities } from '../activities/vast/activities.js';
+import { CONTROL_TASK_QUEUE } from '../workflows/task-queues.js';
+import type { ControlConfig } from './config.js';
+
+export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+
+/** Builds the control worker; the demo and tests use this too, so they run the production wiring. */
+export async function createControlWorker(
+  cfg: ControlConfig,
+  pool: pg.Pool,
+  opts: { connection: NativeConnection; taskQueue?: string; workflowBundle?: { code: string } },
+): Promise<Worker> {
+  const vast = new VastClient({ baseUrl: cfg.VAST_API_URL, apiKey: cfg.VAST_API_KEY });
+  const hostEnv = {
+    TEMPORAL_ADDRESS: cfg.HOST_TEMPORAL_ADDRESS ?? cfg.TEMPORAL_ADDRESS,
+    TEMPORAL_NAMESPACE: cfg.TEMPORAL_NAMESPACE,
+  };
+  return Worker.create({
+    connection: opts.connection,
+    namespace: cfg.TEMPORAL_NAMESPACE,
+    taskQueue: opts.taskQueue ?? CONTROL_TASK_QUEUE,
+    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
+    activities: {
+      ...createVastActivities({ vast, hostEnv, pollIntervalMs: cfg.VAST_POLL_INTERVAL_MS }),
+      ...createStoreActivities({ pool }),
+    },
+  });
+}

@@ -1,0 +1,24 @@
+import { NativeConnection } from '@temporalio/worker';
+import { migrate } from '../infra/sql/migrate.js';
+import { createPool } from '../activities/store/pool.js';
+import { ControlConfigSchema, loadConfig } from './config.js';
+import { createControlWorker } from './control-worker-factory.js';
+
+async function main(): Promise<void> {
+  const cfg = loadConfig(ControlConfigSchema);
+  const pool = createPool(cfg.DATABASE_URL);
+  await migrate(pool);
+  const connection = await NativeConnection.connect({ address: cfg.TEMPORAL_ADDRESS });
+  try {
+    const worker = await createControlWorker(cfg, pool, { connection });
+    await worker.run();
+  } finally {
+    await connection.close();
+    await pool.end();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

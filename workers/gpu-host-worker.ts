@@ -1,0 +1,44 @@
+import { mkdir } from 'node:fs/promises';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { createGpuHostActivities } from '../activities/gpu-host/activities.js';
+import { DaemonSupervisor } from '../activities/gpu-host/daemon.js';
+import { GpuHostConfigSchema, loadConfig } from './config.js';
+
+/** Runs on the rented machine: polls only its own queue and drives the local cuzk-daemon. */
+async function main(): Promise<void> {
+  const cfg = loadConfig(GpuHostConfigSchema);
+  await mkdir(cfg.WORK_DIR, { recursive: true });
+  const supervisor = new DaemonSupervisor({
+    command: cfg.CUZK_DAEMON_CMD,
+    listenAddress: cfg.CUZK_ADDRESS,
+    workDir: cfg.WORK_DIR,
+    paramCacheDir: cfg.PARAM_CACHE_DIR,
+  });
+  const connection = await NativeConnection.connect({ address: cfg.TEMPORAL_ADDRESS });
+  const worker = await Worker.create({
+    connection,
+    namespace: cfg.TEMPORAL_NAMESPACE,
+    taskQueue: cfg.HOST_TASK_QUEUE,
+    activities: createGpuHostActivities({
+      supervisor,
+      cuzkAddress: cfg.CUZK_ADDRESS,
+      paramfetchCommand: cfg.PARAMFETCH_CMD,
+      c1Path: cfg.C1_PATH,
+      minerId: cfg.MINER_ID,
+      workDir: cfg.WORK_DIR,
+    }),
+    // Activity cancellation reaches us only through heartbeats; flush them often enough for the timer race.
+    maxHeartbeatThrottleInterval: '2 seconds',
+  });
+  try {
+    await worker.run();
+  } finally {
+    await supervisor.stop();
+    await connection.close();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

@@ -1,0 +1,59 @@
+import type { ActivityOptions } from '@temporalio/workflow';
+import { FailureType } from './failures.js';
+import { hostTaskQueue } from './task-queues.js';
+import type { LifecycleTimeouts } from './types.js';
+
+/** Cloud API calls: short, retried with backoff; the activity adds jitter on 429 via nextRetryDelay. */
+export const vastApiOptions: ActivityOptions = {
+  startToCloseTimeout: '1 minute',
+  retry: {
+    initialInterval: '2 seconds',
+    backoffCoefficient: 2,
+    maximumInterval: '1 minute',
+    maximumAttempts: 8,
+    nonRetryableErrorTypes: [FailureType.OfferUnavailable, FailureType.InstanceNeverRunning],
+  },
+};
+
+/** Destroy must happen or money leaks: retried for up to an hour before the workflow fails loudly. */
+export const destroyOptions: ActivityOptions = {
+  startToCloseTimeout: '1 minute',
+  scheduleToCloseTimeout: '1 hour',
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '2 minutes' },
+};
+
+/** Our own database: short calls, many retries (a restart of Postgres should not kill an instance). */
+export const storeOptions: ActivityOptions = {
+  startToCloseTimeout: '15 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 20 },
+};
+
+export function awaitRunningOptions(t: LifecycleTimeouts): ActivityOptions {
+  return { ...vastApiOptions, startToCloseTimeout: `${t.waitRunningSec + 60} seconds`, heartbeatTimeout: '2 minutes' };
+}
+
+/**
+ * Host activities run only on the rented machine's own queue. They are not retried by Temporal: the
+ * workflow decides (one daemon restart on a transport error), because a blind retry would hide the cause.
+ * scheduleToStart catches a host that never polls (first call) or has vanished between calls.
+ */
+export function hostOptions(label: string, t: LifecycleTimeouts, kind: 'first' | 'step' | 'quick'): ActivityOptions {
+  const startToClose = kind === 'quick' ? 60 : t.proofDeadlineSec + t.daemonReadySec;
+  return {
+    taskQueue: hostTaskQueue(label),
+    scheduleToStartTimeout: `${kind === 'first' ? t.hostConnectSec : t.heartbeatSec * 2} seconds`,
+    startToCloseTimeout: `${kind === 'first' ? t.paramfetchSec : startToClose} seconds`,
+    heartbeatTimeout: `${t.heartbeatSec} seconds`,
+    retry: { maximumAttempts: 1 },
+  };
+}
+
+export function benchmarkOptions(label: string, t: LifecycleTimeouts): ActivityOptions {
+  return {
+    ...hostOptions(label, t, 'step'),
+    // The workflow timer bounds the batch; this only backs it up if the timer's cancel is lost.
+    startToCloseTimeout: `${t.benchmarkSec + t.proofDeadlineSec} seconds`,
+    // Wait for the host to stop the daemon and hand back the partial report before destroying.
+    cancellationType: 'WAIT_CANCELLATION_COMPLETED',
+  };
+}

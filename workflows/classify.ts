@@ -1,0 +1,58 @@
+import { ActivityFailure, ApplicationFailure, isCancellation, TimeoutFailure } from '@temporalio/workflow';
+import { type FailureType, FailureType as FT, type HostDiagnostics, isFailureType } from './failures.js';
+
+export interface Classified {
+  type: FailureType;
+  message: string;
+  details: Record<string, unknown>;
+  diagnostics?: HostDiagnostics;
+}
+
+/** Where the failing call ran; a timeout means different things on a host queue and on the Vast API. */
+export type Origin = 'vast' | 'store' | 'host-first' | 'host' | 'workflow';
+
+function firstDetail(failure: ApplicationFailure): Record<string, unknown> {
+  const d: unknown = failure.details?.[0];
+  return d !== null && typeof d === 'object' ? (d as Record<string, unknown>) : {};
+}
+
+/** Maps whatever ended a step to the failure type an operator reads in history and search attributes. */
+export function classify(err: unknown, origin: Origin): Classified {
+  if (isCancellation(err)) {
+    return { type: FT.CancelledByOperator, message: 'lifecycle cancelled by an operator', details: {} };
+  }
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  if (cause instanceof ApplicationFailure && isFailureType(cause.type)) {
+    const details = firstDetail(cause);
+    const diagnostics = details.diagnostics as HostDiagnostics | undefined;
+    return { type: cause.type, message: cause.message, details, diagnostics };
+  }
+  if (cause instanceof TimeoutFailure && (origin === 'host' || origin === 'host-first')) {
+    const progress = cause.lastHeartbeatDetails ?? null;
+    if (cause.timeoutType === 'SCHEDULE_TO_START') {
+      return origin === 'host-first'
+        ? { type: FT.HostNeverConnected, message: 'the GPU-host worker never polled its task queue', details: {} }
+        : { type: FT.HostLost, message: 'the GPU-host worker stopped polling between steps', details: { progress } };
+    }
+    return {
+      type: FT.HostLost,
+      message: `the GPU-host worker went silent (${cause.timeoutType ?? 'timeout'} timeout)`,
+      details: { timeoutType: cause.timeoutType, progress },
+    };
+  }
+  if (cause instanceof TimeoutFailure && origin === 'vast') {
+    return { type: FT.VastApiError, message: `Vast API call timed out (${cause.timeoutType})`, details: {} };
+  }
+  const message = cause instanceof Error ? cause.message : String(cause);
+  return { type: FT.Internal, message: `${origin}: ${message}`, details: {} };
+}
+
+export function failureTypeOf(err: unknown): string | undefined {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  return cause instanceof ApplicationFailure ? cause.type ?? undefined : undefined;
+}
+
+/** A kill the workflow decides itself (timer fired, rate too low), thrown into the same cleanup path. */
+export function kill(type: FailureType, message: string, details: Record<string, unknown>): ApplicationFailure {
+  return ApplicationFailure.create({ type, message, nonRetryable: true, details: [details] });
+}

@@ -1,0 +1,3 @@
+/** The one workflowsPath: everything the control worker registers. */
+export { instanceLifecycle } from './instance-lifecycle.js';
+export { lifecycleStatusQuery } from './definitions.js';

@@ -1,0 +1,289 @@
+import {
+  type ActivityInterfaceFor,
+  ApplicationFailure,
+  CancellationScope,
+  CancelledFailure,
+  isCancellation,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+  sleep,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { GpuHostActivities } from '../activities/gpu-host/activities.js';
+import type { StoreActivities } from '../activities/store/activities.js';
+import type { VastActivities } from '../activities/vast/activities.js';
+import {
+  awaitRunningOptions,
+  benchmarkOptions,
+  destroyOptions,
+  hostOptions,
+  storeOptions,
+  vastApiOptions,
+} from './activity-options.js';
+import { type Classified, classify, failureTypeOf, kill, type Origin } from './classify.js';
+import { lifecycleStatusQuery } from './definitions.js';
+import { FailureType } from './failures.js';
+import { planBenchmark } from './policy/concurrency.js';
+import { withDefaults } from './policy/defaults.js';
+import { expectedBatchMs, judgeRate, proofsPerHour } from './policy/rate.js';
+import { SA } from './search-attributes.js';
+import { hostTaskQueue, instanceLabel } from './task-queues.js';
+import type { BenchmarkReport, LifecycleRequest, LifecycleResult, LifecycleStatus, RentedInstance, Stage } from './types.js';
+
+const vast = proxyActivities<VastActivities>(vastApiOptions);
+const cleanupVast = proxyActivities<VastActivities>(destroyOptions);
+// Store writes are fast and local to the control worker: local activities keep them out of the event count.
+const store = proxyLocalActivities<StoreActivities>(storeOptions);
+
+/**
+ * One rented GPU instance, from renting the offer to promotion or destruction. Reads like the runbook:
+ * rent -> running -> paramfetch -> warmup -> restart -> post-restart warmup -> timed benchmark -> verdict.
+ */
+export async function instanceLifecycle(request: LifecycleRequest): Promise<LifecycleResult> {
+  const input = withDefaults(request);
+  const t = input.timeouts;
+  const { workflowId } = workflowInfo();
+  const label = instanceLabel(workflowId);
+  const status: LifecycleStatus = {
+    stage: 'provisioning',
+    offerId: input.offerId,
+    instanceId: null,
+    gpuName: null,
+    benchmark: null,
+    rate: null,
+    startedAt: new Date().toISOString(),
+    stageDeadline: null,
+    failureType: null,
+  };
+  setHandler(lifecycleStatusQuery, () => status);
+  let seq = 0;
+  let rented: RentedInstance | null = null;
+  let origin: Origin = 'workflow';
+  let hostConnected = false;
+
+  async function enter(stage: Stage, budgetSec?: number, details?: Record<string, unknown>): Promise<void> {
+    status.stage = stage;
+    status.stageDeadline = budgetSec ? new Date(Date.now() + budgetSec * 1000).toISOString() : null;
+    upsertSearchAttributes([{ key: SA.stage, value: stage }]);
+    await store.recordEvent({ workflowId, seq: ++seq, stage, message: `entered ${stage}`, details, at: new Date().toISOString() });
+  }
+
+  const host = {
+    first: proxyActivities<GpuHostActivities>(hostOptions(label, t, 'first')),
+    step: proxyActivities<GpuHostActivities>(hostOptions(label, t, 'step')),
+    quick: proxyActivities<GpuHostActivities>(hostOptions(label, t, 'quick')),
+    bench: proxyActivities<GpuHostActivities>(benchmarkOptions(label, t)),
+  };
+
+  try {
+    upsertSearchAttributes([{ key: SA.offerId, value: input.offerId }]);
+    await enter('provisioning');
+    origin = 'vast';
+    rented = await vast.rentOffer({
+      offerId: input.offerId,
+      label,
+      image: input.image,
+      diskGb: input.diskGb,
+      hostTaskQueue: hostTaskQueue(label),
+    });
+    const offer = rented.offer;
+    status.instanceId = rented.instanceId;
+    status.gpuName = offer.gpuName;
+    upsertSearchAttributes([
+      { key: SA.vastInstanceId, value: rented.instanceId },
+      { key: SA.gpuModel, value: offer.gpuName },
+      { key: SA.gpuCount, value: offer.numGpus },
+      { key: SA.machineId, value: String(offer.machineId) },
+    ]);
+    await store.recordInstance({ workflowId, offerId: input.offerId, instanceId: rented.instanceId, offer, label, stage: 'provisioning' });
+
+    await enter('waiting_running', t.waitRunningSec);
+    await proxyActivities<VastActivities>(awaitRunningOptions(t)).awaitRunning({
+      instanceId: rented.instanceId,
+      deadlineMs: Date.now() + t.waitRunningSec * 1000,
+    });
+
+    await enter('paramfetch', t.paramfetchSec);
+    origin = 'host-first';
+    await host.first.paramfetch({ stallSec: t.paramfetchStallSec });
+    hostConnected = true;
+    origin = 'host';
+
+    const plan = planBenchmark(offer.numGpus, offer.cpuRamMb, input.concurrency);
+    const { pceCached } = await host.quick.inspectHost();
+    // Making the PCE cache with many partition workers OOM-killed low-RAM hosts: warm up with few.
+    const warmupWorkers = pceCached ? plan.partitionWorkers : plan.warmupPartitionWorkers;
+    let restartsLeft = input.transportErrorRestarts;
+
+    /** The seeds' remedy for a dropped stream on a fresh daemon: restart it once and prove again. */
+    async function proveWithRemedy(step: 'warmup' | 'post_restart_warmup', workers: number): Promise<void> {
+      for (;;) {
+        try {
+          await host.step.warmupProof({ step, proofDeadlineSec: t.proofDeadlineSec });
+          return;
+        } catch (err) {
+          if (failureTypeOf(err) !== FailureType.DaemonTransportError || restartsLeft <= 0) throw err;
+          restartsLeft--;
+          await store.recordEvent({ workflowId, seq: ++seq, stage: step, message: 'transport error: restarting daemon once', at: new Date().toISOString() });
+          await host.step.startDaemon({ partitionWorkers: workers, readySec: t.daemonReadySec });
+        }
+      }
+    }
+
+    await enter('warmup', t.daemonReadySec + t.proofDeadlineSec, { partitionWorkers: warmupWorkers, pceCached });
+    await host.step.startDaemon({ partitionWorkers: warmupWorkers, readySec: t.daemonReadySec });
+    await proveWithRemedy('warmup', warmupWorkers);
+
+    if (warmupWorkers !== plan.partitionWorkers) {
+      await enter('restart', t.daemonReadySec, { partitionWorkers: plan.partitionWorkers });
+      await host.step.startDaemon({ partitionWorkers: plan.partitionWorkers, readySec: t.daemonReadySec });
+      // The first proof after a restart is slow (kernel compile, PCE re-extract): keep it out of the timed batch.
+      await enter('post_restart_warmup', t.proofDeadlineSec);
+      await proveWithRemedy('post_restart_warmup', plan.partitionWorkers);
+    }
+
+    await enter('benchmark', t.benchmarkSec, { proofs: input.benchmarkProofs, concurrency: plan.concurrency });
+    status.benchmark = { completed: 0, requested: input.benchmarkProofs, elapsedMs: 0 };
+    const report = await benchmarkAgainstTimer(host.bench, input.benchmarkProofs, plan.concurrency, t.benchmarkSec, t.proofDeadlineSec);
+    // An operator's cancel also stops the batch, which then returns normally: never promote after it.
+    if (CancellationScope.current().consideredCancelled) throw new CancelledFailure('cancelled during benchmark');
+    const rate = proofsPerHour(report.completed, report.elapsedMs);
+    status.benchmark = { completed: report.completed, requested: report.requested, elapsedMs: report.elapsedMs };
+    status.rate = rate;
+    upsertSearchAttributes([{ key: SA.benchRate, value: rate }]);
+    await store.recordBenchmark({ workflowId, offer, report, rate });
+
+    await enter('evaluating');
+    if (report.stoppedEarly) {
+      throw kill(FailureType.BenchmarkTimeout, `benchmark did not finish within ${t.benchmarkSec} s (${report.completed}/${report.requested} proofs)`, {
+        completed: report.completed,
+        requested: report.requested,
+        elapsedMs: report.elapsedMs,
+        expectedMs: expectedBatchMs(report.requested, input.minRate),
+        rate,
+      });
+    }
+    const verdict = judgeRate(rate, input.minRate);
+    if (!verdict.keep) {
+      throw kill(FailureType.BenchRateBelowMin, `${rate} proofs/h is below the minimum of ${input.minRate}`, {
+        rate,
+        minRate: input.minRate,
+        timings: report.timings,
+        elapsedMs: report.elapsedMs,
+      });
+    }
+
+    await enter('promoted', undefined, { rate });
+    upsertSearchAttributes([{ key: SA.outcome, value: 'promoted' }]);
+    await store.recordOutcome({ workflowId, outcome: 'promoted', failureType: null, reason: `${rate} proofs/h`, machineId: offer.machineId, destroyed: false });
+    return result('promoted', null, `${rate} proofs/h >= ${input.minRate}`);
+  } catch (err) {
+    const failure = classify(err, origin);
+    const failedStage = status.stage;
+    status.failureType = failure.type;
+    // Cleanup runs even when the workflow itself was cancelled: a rented instance bills until destroyed.
+    await CancellationScope.nonCancellable(() => killInstance(failure));
+    if (isCancellation(err)) throw err;
+    throw ApplicationFailure.create({
+      type: failure.type,
+      message: `${failure.message} (during ${failedStage})`,
+      nonRetryable: true,
+      details: [{ stage: failedStage, ...failure.details }],
+    });
+  }
+
+  async function killInstance(failure: Classified): Promise<void> {
+    upsertSearchAttributes([
+      { key: SA.failureType, value: failure.type },
+      { key: SA.outcome, value: 'killed' },
+    ]);
+    await enter('killing', undefined, { failureType: failure.type, message: failure.message });
+    const diag = failure.diagnostics ?? (hostConnected && failure.type !== FailureType.HostLost ? await tryCollect() : undefined);
+    if (diag?.daemonLogTail) await store.saveLogTail({ workflowId, source: 'cuzk-daemon', text: diag.daemonLogTail });
+    if (diag?.outputTail) await store.saveLogTail({ workflowId, source: 'output', text: diag.outputTail });
+    let destroyed = false;
+    if (rented) {
+      try {
+        await cleanupVast.destroyInstance(rented.instanceId);
+        destroyed = true;
+      } catch (destroyErr) {
+        await store.recordOutcome({ workflowId, outcome: 'killed', failureType: failure.type, reason: failure.message, machineId: rented.offer.machineId, destroyed: false });
+        throw ApplicationFailure.create({
+          type: FailureType.DestroyFailed,
+          message: `instance ${rented.instanceId} could not be destroyed and may still be billing; destroy it by hand`,
+          nonRetryable: true,
+          details: [{ instanceId: rented.instanceId, killReason: failure.type }],
+          cause: destroyErr instanceof Error ? destroyErr : undefined,
+        });
+      }
+    }
+    await store.recordOutcome({
+      workflowId,
+      outcome: 'killed',
+      failureType: failure.type,
+      reason: failure.message,
+      machineId: rented?.offer.machineId ?? null,
+      destroyed,
+    });
+    await enter('killed', undefined, { failureType: failure.type, destroyed });
+  }
+
+  async function tryCollect() {
+    try {
+      const d = await host.quick.collectDiagnostics();
+      return { ...d, outputTail: d.paramfetchTail };
+    } catch {
+      return undefined;
+    }
+  }
+
+  function result(outcome: 'promoted' | 'killed', failureType: FailureType | null, reason: string): LifecycleResult {
+    return {
+      workflowId,
+      outcome,
+      offerId: input.offerId,
+      instanceId: rented?.instanceId ?? null,
+      machineId: rented?.offer.machineId ?? null,
+      gpuName: rented?.offer.gpuName ?? null,
+      rate: status.rate,
+      failureType,
+      reason,
+    };
+  }
+}
+
+/**
+ * Races the batch against a workflow timer. On timeout the activity is cancelled and, because it waits
+ * for cancellation to complete, hands back how far it got; that partial report is the timeout's evidence.
+ */
+async function benchmarkAgainstTimer(
+  bench: ActivityInterfaceFor<GpuHostActivities>,
+  count: number,
+  concurrency: number,
+  benchmarkSec: number,
+  proofDeadlineSec: number,
+): Promise<BenchmarkReport> {
+  const batchScope = new CancellationScope();
+  const timerScope = new CancellationScope();
+  const batch = batchScope.run(() => bench.runBenchmark({ count, concurrency, proofDeadlineSec }));
+  const timer = timerScope.run(() => sleep(benchmarkSec * 1000)).then(
+    () => 'timer' as const,
+    () => 'cancelled' as const,
+  );
+  try {
+    const first = await Promise.race([batch.then(() => 'batch' as const), timer]);
+    if (first === 'batch') return await batch;
+    batchScope.cancel();
+    return await batch;
+  } catch (err) {
+    // The host acknowledged our cancel without a report: a timeout with unknown progress.
+    if (isCancellation(err) && batchScope.consideredCancelled && !CancellationScope.current().consideredCancelled) {
+      return { requested: count, completed: 0, elapsedMs: benchmarkSec * 1000, concurrency, timings: [], stoppedEarly: true };
+    }
+    throw err;
+  } finally {
+    timerScope.cancel();
+  }
+}

@@ -1,0 +1,50 @@
+import type { ConcurrencyRule, LifecycleInput, LifecycleRequest, LifecycleTimeouts } from '../types.js';
+
+/** Production defaults, taken from the operating history (seeds): 45-minute benchmark, 12 proofs. */
+export const DEFAULT_TIMEOUTS: LifecycleTimeouts = {
+  waitRunningSec: 20 * 60,
+  hostConnectSec: 10 * 60,
+  paramfetchSec: 60 * 60,
+  paramfetchStallSec: 5 * 60,
+  daemonReadySec: 5 * 60,
+  // The first proof after a restart took 2-3 min of synthesis alone; a short deadline was the seeds' bug.
+  proofDeadlineSec: 20 * 60,
+  benchmarkSec: 45 * 60,
+  heartbeatSec: 60,
+};
+
+export const DEFAULT_CONCURRENCY: ConcurrencyRule = {
+  minConcurrency: 2,
+  maxConcurrency: 6,
+  proofsPerGpu: 3,
+  ramGiBPerProof: 100,
+  ramGiBPerPartitionWorker: 25,
+  maxPartitionWorkers: 16,
+  warmupPartitionWorkers: 2,
+};
+
+export const DEFAULT_IMAGE = 'ghcr.io/gpu-fleet/gpu-host:latest';
+
+export function withDefaults(req: LifecycleRequest): LifecycleInput {
+  if (!Number.isInteger(req.offerId) || req.offerId <= 0) {
+    throw new RangeError(`offerId must be a positive integer, got ${String(req.offerId)}`);
+  }
+  const input: LifecycleInput = {
+    offerId: req.offerId,
+    minRate: req.minRate ?? 29,
+    benchmarkProofs: req.benchmarkProofs ?? 12,
+    image: req.image ?? DEFAULT_IMAGE,
+    diskGb: req.diskGb ?? 200,
+    transportErrorRestarts: req.transportErrorRestarts ?? 1,
+    timeouts: { ...DEFAULT_TIMEOUTS, ...req.timeouts },
+    concurrency: { ...DEFAULT_CONCURRENCY, ...req.concurrency },
+  };
+  if (!(input.minRate >= 0)) throw new RangeError(`minRate must be >= 0, got ${input.minRate}`);
+  if (!Number.isInteger(input.benchmarkProofs) || input.benchmarkProofs < 1) {
+    throw new RangeError(`benchmarkProofs must be a positive integer, got ${input.benchmarkProofs}`);
+  }
+  for (const [name, value] of Object.entries(input.timeouts)) {
+    if (!(typeof value === 'number' && value > 0)) throw new RangeError(`timeouts.${name} must be > 0, got ${value}`);
+  }
+  return input;
+}

@@ -1,0 +1,137 @@
+import type { FailureType, HostDiagnostics } from './failures.js';
+
+/** Stages a lifecycle passes through, in order; also the LifecycleStage search attribute. */
+export const STAGES = [
+  'provisioning',
+  'waiting_running',
+  'paramfetch',
+  'warmup',
+  'restart',
+  'post_restart_warmup',
+  'benchmark',
+  'evaluating',
+  'promoted',
+  'killing',
+  'killed',
+] as const;
+export type Stage = (typeof STAGES)[number];
+
+/** All durations are seconds, so tests and the demo can compress time through input alone. */
+export interface LifecycleTimeouts {
+  waitRunningSec: number;
+  hostConnectSec: number;
+  paramfetchSec: number;
+  paramfetchStallSec: number;
+  daemonReadySec: number;
+  proofDeadlineSec: number;
+  benchmarkSec: number;
+  heartbeatSec: number;
+}
+
+export interface ConcurrencyRule {
+  minConcurrency: number;
+  maxConcurrency: number;
+  proofsPerGpu: number;
+  ramGiBPerProof: number;
+  ramGiBPerPartitionWorker: number;
+  maxPartitionWorkers: number;
+  warmupPartitionWorkers: number;
+}
+
+export interface LifecycleInput {
+  offerId: number;
+  /** Keep/kill bar in proofs per hour. */
+  minRate: number;
+  benchmarkProofs: number;
+  image: string;
+  diskGb: number;
+  timeouts: LifecycleTimeouts;
+  concurrency: ConcurrencyRule;
+  /** How many times a daemon transport error is answered by a restart before it is a failure. */
+  transportErrorRestarts: number;
+}
+
+/** What callers pass: only the offer is required, the rest has production defaults. */
+export type LifecycleRequest = { offerId: number } & Partial<Omit<LifecycleInput, 'offerId' | 'timeouts' | 'concurrency'>> & {
+  timeouts?: Partial<LifecycleTimeouts>;
+  concurrency?: Partial<ConcurrencyRule>;
+};
+
+/** The offer facts the workflow plans with (RAM in MB, as Vast reports it). */
+export interface OfferFacts {
+  offerId: number;
+  machineId: number;
+  hostId: number;
+  gpuName: string;
+  numGpus: number;
+  cpuRamMb: number;
+  dphTotal: number;
+}
+
+export interface RentedInstance {
+  instanceId: number;
+  offer: OfferFacts;
+}
+
+export interface ProofTiming {
+  index: number;
+  totalMs: number;
+  synthesisMs: number;
+  gpuComputeMs: number;
+}
+
+export interface BenchmarkReport {
+  requested: number;
+  completed: number;
+  elapsedMs: number;
+  concurrency: number;
+  timings: ProofTiming[];
+  /** True when the batch stopped because the workflow's timer fired. */
+  stoppedEarly: boolean;
+}
+
+export interface BenchmarkProgress {
+  completed: number;
+  requested: number;
+  elapsedMs: number;
+}
+
+export type Outcome = 'promoted' | 'killed';
+
+export interface LifecycleResult {
+  workflowId: string;
+  outcome: Outcome;
+  offerId: number;
+  instanceId: number | null;
+  machineId: number | null;
+  gpuName: string | null;
+  rate: number | null;
+  failureType: FailureType | null;
+  reason: string;
+}
+
+/** Details carried by a kill's ApplicationFailure and stored with the kill. */
+export interface KillDetails {
+  stage: Stage;
+  message: string;
+  rate?: number;
+  minRate?: number;
+  completed?: number;
+  requested?: number;
+  elapsedMs?: number;
+  expectedMs?: number;
+  timings?: ProofTiming[];
+  diagnostics?: HostDiagnostics;
+}
+
+export interface LifecycleStatus {
+  stage: Stage;
+  offerId: number;
+  instanceId: number | null;
+  gpuName: string | null;
+  benchmark: BenchmarkProgress | null;
+  rate: number | null;
+  startedAt: string;
+  stageDeadline: string | null;
+  failureType: FailureType | null;
+}
