@@ -13,7 +13,7 @@ export const MAX_MESSAGE_BYTES = 128 * 1024 * 1024;
  * Every result is parsed with zod where it enters our code (cuzk-client.ts).
  */
 export function loadProvingEngine(): grpc.ServiceClientConstructor {
-  const def = protoLoader.loadSync(PROTO_PATH, { longs: String, enums: String, defaults: true, oneofs: true });
+  const def = protoLoader.loadSync(PROTO_PATH, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
   const pkg = grpc.loadPackageDefinition(def) as unknown as {
     cuzk: { v1: { ProvingEngine: grpc.ServiceClientConstructor } };
   };

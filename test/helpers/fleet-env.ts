@@ -1,0 +1,94 @@
+import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import type pg from 'pg';
+import { inject } from 'vitest';
+import { createPool } from '../../activities/store/pool.js';
+import { type SimOffer } from '../../infra/sim/scenario.js';
+import { startVastSim, type VastSim } from '../../infra/sim/vast/server.js';
+import { createControlWorker, WORKFLOWS_PATH } from '../../workers/control-worker-factory.js';
+import type { LifecycleRequest } from '../../workflows/types.js';
+
+let bundle: Promise<{ code: string }> | null = null;
+
+/** Bundling takes seconds; do it once per test file. */
+export function workflowBundle(): Promise<{ code: string }> {
+  return (bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') }));
+}
+
+// Workers log at WARN in tests so failures stay readable.
+Runtime.install({ logger: new DefaultLogger('WARN') });
+
+export const API_KEY = 'test-vast-key-' + randomUUID();
+
+export interface FleetEnv {
+  client: Client;
+  sim: VastSim;
+  pool: pg.Pool;
+  taskQueue: string;
+  worker: Worker;
+  workerRun: Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Real Temporal, real Postgres, the Vast simulator over HTTP, and the production control worker. */
+export async function startFleetEnv(offers: SimOffer[]): Promise<FleetEnv> {
+  const address = inject('temporalAddress');
+  const sim = await startVastSim({ offers, apiKey: API_KEY });
+  const pool = createPool(inject('databaseUrl'), 4);
+  const nativeConnection = await NativeConnection.connect({ address });
+  const taskQueue = `test-control-${randomUUID()}`;
+  const worker = await createControlWorker(
+    {
+      TEMPORAL_ADDRESS: address,
+      TEMPORAL_NAMESPACE: 'default',
+      DATABASE_URL: inject('databaseUrl'),
+      VAST_API_URL: sim.url,
+      VAST_API_KEY: API_KEY,
+      HOST_TEMPORAL_ADDRESS: address,
+      VAST_POLL_INTERVAL_MS: 200,
+    },
+    pool,
+    { connection: nativeConnection, taskQueue, workflowBundle: await workflowBundle() },
+  );
+  const workerRun = worker.run();
+  const connection = await Connection.connect({ address });
+  const client = new Client({ connection });
+  return {
+    client,
+    sim,
+    pool,
+    taskQueue,
+    worker,
+    workerRun,
+    async close() {
+      worker.shutdown();
+      await workerRun;
+      await sim.close();
+      await connection.close();
+      await nativeConnection.close();
+      await pool.end();
+    },
+  };
+}
+
+/** Short durations for tests; SIM_TIME_SCALE=0.01 makes a 100 s simulated proof take 1 s. */
+export function fastRequest(offerId: number, over: Partial<LifecycleRequest> = {}): LifecycleRequest {
+  return {
+    offerId,
+    minRate: 20,
+    benchmarkProofs: 4,
+    ...over,
+    timeouts: {
+      waitRunningSec: 20,
+      hostConnectSec: 30,
+      paramfetchSec: 30,
+      paramfetchStallSec: 3,
+      daemonReadySec: 10,
+      proofDeadlineSec: 20,
+      benchmarkSec: 40,
+      heartbeatSec: 5,
+      ...over.timeouts,
+    },
+  };
+}

@@ -1,0 +1,30 @@
+import { type SimOffer, SimOfferSchema } from '../../infra/sim/scenario.js';
+
+let nextOffer = 5_000_000;
+let nextMachine = 70_000;
+
+/** A Vast offer row with realistic fields (RAM in MB), plus the simulator's behaviour block. */
+export function simOffer(over: Partial<SimOffer> & { host?: Record<string, unknown>; instance?: Record<string, unknown> } = {}): SimOffer {
+  const { host, instance, ...rest } = over;
+  return SimOfferSchema.parse({
+    id: nextOffer++,
+    machine_id: nextMachine++,
+    host_id: 125_418,
+    gpu_name: 'RTX 4090',
+    num_gpus: 2,
+    gpu_ram: 24_564,
+    gpu_total_ram: 49_128,
+    cpu_ram: 257_024,
+    cpu_cores: 64,
+    cpu_cores_effective: 64,
+    dph_total: 0.82,
+    reliability2: 0.97,
+    cuda_max_good: 12.4,
+    verification: 'verified',
+    disk_space: 1600,
+    inet_down: 900,
+    geolocation: 'Czechia, CZ',
+    ...rest,
+    sim: { host: { startupSec: 20, paramfetchSec: 100, ...host }, instance: { loadingSec: 20, ...instance } },
+  });
+}

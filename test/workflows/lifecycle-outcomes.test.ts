@@ -1,0 +1,100 @@
+import { WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { instanceLifecycle, lifecycleStatusQuery } from '../../workflows/index.js';
+import type { LifecycleResult } from '../../workflows/types.js';
+import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
+import { simOffer } from '../helpers/offers.js';
+
+const SCALE = 0.01;
+// A healthy 2x RTX 4090 at 100 s/proof proves ~70/h; compressed 100x that reads ~7000/h.
+const MIN_RATE = 29 / SCALE;
+
+const healthy = simOffer({ gpu_name: 'RTX 4090', num_gpus: 2, host: { proofSec: 100 } });
+const slow = simOffer({ gpu_name: 'RTX 3060', num_gpus: 1, host: { proofSec: 600 } });
+const cancelled = simOffer({ host: { proofSec: 100 } });
+
+let env: FleetEnv;
+beforeAll(async () => {
+  env = await startFleetEnv([healthy, slow, cancelled]);
+});
+afterAll(async () => env?.close());
+
+async function expectNothingLeft(offerId: number) {
+  const rows = env.sim.ledger().filter((r) => r.offerId === offerId);
+  expect(rows.length).toBe(1);
+  expect(rows.every((r) => r.destroyed && !r.hostAlive)).toBe(true);
+}
+
+describe('instanceLifecycle outcomes', () => {
+  it('promotes a healthy host and records it', async () => {
+    const id = `promote-${healthy.id}`;
+    const result: LifecycleResult = await env.client.workflow.execute(instanceLifecycle, {
+      taskQueue: env.taskQueue,
+      workflowId: id,
+      args: [fastRequest(healthy.id, { minRate: MIN_RATE })],
+      workflowExecutionTimeout: '3 minutes',
+    });
+    expect(result.outcome).toBe('promoted');
+    expect(result.rate).toBeGreaterThan(MIN_RATE);
+    const row = await env.pool.query('SELECT outcome, bench_rate, machine_id, destroyed_at FROM instances WHERE workflow_id = $1', [id]);
+    expect(row.rows[0]).toMatchObject({ outcome: 'promoted', machine_id: String(healthy.machine_id), destroyed_at: null });
+    const perf = await env.pool.query('SELECT benchmarks, last_rate FROM host_perf WHERE machine_id = $1', [healthy.machine_id]);
+    expect(perf.rows[0]?.benchmarks).toBe(1);
+    const ledger = env.sim.ledger().find((r) => r.offerId === healthy.id);
+    expect(ledger).toMatchObject({ destroyed: false, status: 'running' });
+    const desc = await env.client.workflow.getHandle(id).describe();
+    expect(desc.searchAttributes.Outcome).toEqual(['promoted']);
+    expect(desc.searchAttributes.GpuModel).toEqual(['RTX 4090']);
+  });
+
+  it('kills a host whose rate is below the minimum, with the rate and timings as evidence', async () => {
+    const id = `slow-${slow.id}`;
+    const err = await env.client.workflow
+      .execute(instanceLifecycle, {
+        taskQueue: env.taskQueue,
+        workflowId: id,
+        args: [fastRequest(slow.id, { minRate: MIN_RATE, timeouts: { benchmarkSec: 120, proofDeadlineSec: 60 } })],
+        workflowExecutionTimeout: '4 minutes',
+      })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WorkflowFailedError);
+    const cause = (err as WorkflowFailedError).cause;
+    expect(cause).toBeInstanceOf(ApplicationFailure);
+    expect((cause as ApplicationFailure).type).toBe('BenchRateBelowMin');
+    const details = (cause as ApplicationFailure).details?.[0] as { rate: number; minRate: number; timings: unknown[] };
+    expect(details.rate).toBeLessThan(MIN_RATE);
+    expect(details.minRate).toBe(MIN_RATE);
+    expect(details.timings.length).toBe(4);
+    await expectNothingLeft(slow.id);
+    const row = await env.pool.query('SELECT outcome, failure_type, destroyed_at FROM instances WHERE workflow_id = $1', [id]);
+    expect(row.rows[0]).toMatchObject({ outcome: 'killed', failure_type: 'BenchRateBelowMin' });
+    expect(row.rows[0]?.destroyed_at).not.toBeNull();
+    const bad = await env.pool.query('SELECT source FROM bad_machines WHERE machine_id = $1', [slow.machine_id]);
+    expect(bad.rows[0]?.source).toBe('rule');
+  });
+
+  it('destroys the instance when an operator cancels the lifecycle', async () => {
+    const id = `cancel-${cancelled.id}`;
+    const handle = await env.client.workflow.start(instanceLifecycle, {
+      taskQueue: env.taskQueue,
+      workflowId: id,
+      args: [fastRequest(cancelled.id, { minRate: MIN_RATE })],
+      workflowExecutionTimeout: '3 minutes',
+    });
+    // Cancel once the host is up and working, the costliest moment to forget an instance.
+    for (let i = 0; i < 200; i++) {
+      const s = await handle.query(lifecycleStatusQuery);
+      if (s.stage === 'warmup' || s.stage === 'paramfetch') break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await handle.cancel();
+    await expect(handle.result()).rejects.toThrow();
+    const desc = await handle.describe();
+    expect(desc.status.name).toBe('CANCELLED');
+    expect(desc.searchAttributes.FailureType).toEqual(['CancelledByOperator']);
+    await expectNothingLeft(cancelled.id);
+    const row = await env.pool.query('SELECT outcome, failure_type FROM instances WHERE workflow_id = $1', [id]);
+    expect(row.rows[0]).toMatchObject({ outcome: 'killed', failure_type: 'CancelledByOperator' });
+  });
+});
