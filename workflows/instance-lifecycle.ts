@@ -79,6 +79,8 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
 
   try {
     upsertSearchAttributes([{ key: SA.offerId, value: input.offerId }]);
+    // The row exists before renting, so even a lifecycle that never gets an instance has its kill recorded.
+    await store.recordInstance({ workflowId, offerId: input.offerId, instanceId: null, offer: null, label, stage: 'provisioning' });
     await enter('provisioning');
     origin = 'vast';
     rented = await vast.rentOffer({

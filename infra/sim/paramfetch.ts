@@ -15,7 +15,11 @@ mkdirSync(cache, { recursive: true });
 for (let i = 1; i <= steps; i++) {
   await new Promise((r) => setTimeout(r, totalMs / steps));
   console.log(`fetching ${files[0]}: ${Math.round((i / steps) * 44 * 1024)} MiB of 45056 MiB`);
-  if (i === 3 && scenario.faults.paramfetch === 'stall') await new Promise(() => undefined);
+  if (i === 3 && scenario.faults.paramfetch === 'stall') {
+    // A hung download: the process stays alive and silent (a bare pending promise would let Node exit).
+    setInterval(() => undefined, 60_000);
+    await new Promise(() => undefined);
+  }
   if (i === 4 && scenario.faults.paramfetch === 'fail') {
     console.error('ERROR: fetching params: unexpected EOF (checksum mismatch on .params)');
     process.exit(1);

@@ -32,7 +32,7 @@ export interface FleetEnv {
 }
 
 /** Real Temporal, real Postgres, the Vast simulator over HTTP, and the production control worker. */
-export async function startFleetEnv(offers: SimOffer[]): Promise<FleetEnv> {
+export async function startFleetEnv(offers: SimOffer[], opts: { workerApiKey?: string } = {}): Promise<FleetEnv> {
   const address = inject('temporalAddress');
   const sim = await startVastSim({ offers, apiKey: API_KEY });
   const pool = createPool(inject('databaseUrl'), 4);
@@ -44,7 +44,7 @@ export async function startFleetEnv(offers: SimOffer[]): Promise<FleetEnv> {
       TEMPORAL_NAMESPACE: 'default',
       DATABASE_URL: inject('databaseUrl'),
       VAST_API_URL: sim.url,
-      VAST_API_KEY: API_KEY,
+      VAST_API_KEY: opts.workerApiKey ?? API_KEY,
       HOST_TEMPORAL_ADDRESS: address,
       VAST_POLL_INTERVAL_MS: 200,
     },

@@ -88,7 +88,7 @@ export class ProvingEngine {
         }, scaledMs(synthSec / 2, this.scale));
       }
     }
-    if (f.hangProofs) await new Promise(() => undefined);
+    if (f.hangProofs) await new Promise(() => undefined); // the gRPC server keeps the process alive
     await sleep(scaledMs(synthSec, this.scale));
     const gpu = await this.acquireGpu();
     const queueWaitMs = Date.now() - started - scaledMs(synthSec, this.scale);
