@@ -66,7 +66,8 @@ export class ProvingEngine {
       this.failed++;
       return { status: 'FAILED', errorMessage: c1.why, synthesisMs: 0, gpuComputeMs: 0, totalMs: 0, queueWaitMs: 0 };
     }
-    let synthSec = this.sc.proofSec * 0.55 * Math.sqrt(16 / this.partitionWorkers);
+    // Fewer partition workers than ~10 slow synthesis down (the warmup with 2 workers is slow).
+    let synthSec = this.sc.proofSec * 0.55 * Math.max(1, Math.sqrt(10 / this.partitionWorkers));
     if (isFirst) {
       synthSec += this.sc.firstProofAfterRestartExtraSec;
       if (!existsSync(this.pceFile)) {

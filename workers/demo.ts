@@ -1,0 +1,170 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { createPool } from '../activities/store/pool.js';
+import { startEmbeddedPostgres } from '../infra/db/embedded-postgres.js';
+import { CatalogueSchema } from '../infra/sim/scenario.js';
+import { startVastSim } from '../infra/sim/vast/server.js';
+import { migrate } from '../infra/sql/migrate.js';
+import { freePort, startDevServer } from '../infra/temporal/dev-server.js';
+import { instanceLifecycle } from '../workflows/index.js';
+import { CONTROL_TASK_QUEUE, lifecycleWorkflowId } from '../workflows/task-queues.js';
+import { createControlWorker } from './control-worker-factory.js';
+
+/**
+ * `npm run demo`: a simulated fleet on embedded defaults. Starts a Temporal dev server with its UI, an
+ * embedded Postgres (unless DATABASE_URL is set), the Vast.ai simulator, the control worker, and one
+ * lifecycle per simulated offer, with time compressed by SIM_TIME_SCALE (default 100x).
+ */
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+process.env.SIM_TIME_SCALE ??= '0.01';
+const scale = Number(process.env.SIM_TIME_SCALE);
+const keepOpen = !process.argv.includes('--exit');
+const catalogueFile = process.env.DEMO_CATALOGUE ?? path.join(ROOT, 'infra/sim/scenarios/demo.json');
+
+async function portOr(preferred: number): Promise<number> {
+  const free = await freePort();
+  return (await isFree(preferred)) ? preferred : free;
+}
+
+async function isFree(port: number): Promise<boolean> {
+  const net = await import('node:net');
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+  });
+}
+
+async function main(): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  const say = (msg: string) => console.log(`[demo] ${msg}`);
+  const catalogue = CatalogueSchema.parse(JSON.parse(readFileSync(catalogueFile, 'utf8')));
+
+  say('starting Temporal dev server (first run builds the CLI from the Go module proxy)…');
+  const temporal = await startDevServer({ port: await portOr(7233), uiPort: await portOr(8233) });
+  say(`Temporal ${temporal.address}, web UI ${temporal.uiUrl ?? '(external server)'}`);
+
+  const embedded = process.env.DATABASE_URL ? null : await startEmbeddedPostgres();
+  const databaseUrl = process.env.DATABASE_URL ?? embedded?.url ?? '';
+  say(embedded ? `embedded Postgres (PGlite) at ${embedded.url}` : 'Postgres from DATABASE_URL');
+  const pool = createPool(databaseUrl, embedded ? 4 : 10);
+  await migrate(pool);
+
+  // The simulator's key is random per run: it stands in for VAST_API_KEY and never enters workflow input.
+  const apiKey = process.env.VAST_API_KEY ?? `demo-${Math.random().toString(36).slice(2)}`;
+  const vast = await startVastSim({ offers: catalogue.offers, apiKey });
+  say(`simulated Vast.ai API at ${vast.url} with ${catalogue.offers.length} offers; time runs ${Math.round(1 / scale)}x`);
+
+  const nativeConnection = await NativeConnection.connect({ address: temporal.address });
+  const worker = await createControlWorker(
+    {
+      TEMPORAL_ADDRESS: temporal.address,
+      TEMPORAL_NAMESPACE: temporal.namespace,
+      DATABASE_URL: databaseUrl,
+      VAST_API_URL: vast.url,
+      VAST_API_KEY: apiKey,
+      HOST_TEMPORAL_ADDRESS: temporal.address,
+      VAST_POLL_INTERVAL_MS: 250,
+    },
+    pool,
+    { connection: nativeConnection },
+  );
+  const workerRun = worker.run();
+
+  const connection = await Connection.connect({ address: temporal.address });
+  const client = new Client({ connection, namespace: temporal.namespace });
+  const minRate = 29;
+  const run = `${Date.now().toString(36)}`;
+  say(`starting ${catalogue.offers.length} lifecycles (minimum ${minRate} proofs/h, 12-proof benchmark, 45-min timer)`);
+  const handles = await Promise.all(
+    catalogue.offers.map((offer) =>
+      client.workflow.start(instanceLifecycle, {
+        taskQueue: CONTROL_TASK_QUEUE,
+        workflowId: `${lifecycleWorkflowId(offer.id)}-${run}`,
+        // Production durations compressed by the simulators' factor; windows that would shrink below a
+        // process start-up on a loaded 2-core machine keep a floor.
+        args: [
+          {
+            offerId: offer.id,
+            minRate: minRate / scale,
+            timeouts: {
+              waitRunningSec: 1200 * scale,
+              hostConnectSec: Math.max(30, 600 * scale),
+              paramfetchSec: 3600 * scale,
+              paramfetchStallSec: Math.max(20, 300 * scale),
+              daemonReadySec: Math.max(20, 300 * scale),
+              proofDeadlineSec: Math.max(20, 1200 * scale),
+              benchmarkSec: 2700 * scale,
+              heartbeatSec: 10,
+            },
+          },
+        ],
+      }),
+    ),
+  );
+  const rows = await Promise.all(
+    handles.map(async (h, i) => {
+      const offer = catalogue.offers[i]!;
+      try {
+        const r = await h.result();
+        return { offer, outcome: 'promoted', type: '', rate: r.rate, reason: r.reason };
+      } catch (err) {
+        const cause = err instanceof WorkflowFailedError ? err.cause : err;
+        const type = cause instanceof ApplicationFailure ? (cause.type ?? '') : 'error';
+        const d = cause instanceof ApplicationFailure ? (cause.details?.[0] as { rate?: number } | undefined) : undefined;
+        return { offer, outcome: 'killed', type, rate: d?.rate ?? null, reason: cause instanceof Error ? cause.message : String(cause) };
+      }
+    }),
+  );
+
+  console.log('\nOutcomes (rates converted back to real-time proofs/hour):\n');
+  console.table(
+    rows.map((r) => ({
+      offer: r.offer.id,
+      gpu: `${r.offer.num_gpus}x ${r.offer.gpu_name}`,
+      machine: r.offer.machine_id,
+      'RAM GB': Math.round(r.offer.cpu_ram / 1024),
+      '$/h': r.offer.dph_total,
+      outcome: r.outcome,
+      'failure type': r.type,
+      'proofs/h': r.rate === null ? '' : Math.round(r.rate * scale * 10) / 10,
+      reason: r.reason
+        .replace(/\d+(\.\d+)? proofs\/h/g, (m) => `${Math.round(parseFloat(m) * scale * 10) / 10} proofs/h`)
+        .replace(String(minRate / scale), String(minRate))
+        .slice(0, 90),
+    })),
+  );
+  const ui = temporal.uiUrl;
+  if (ui) {
+    console.log(`\nTemporal UI: ${ui}/namespaces/${temporal.namespace}/workflows`);
+    console.log(`Killed ones:  ${ui}/namespaces/${temporal.namespace}/workflows?query=${encodeURIComponent('Outcome="killed"')}`);
+  }
+  const leaked = vast.ledger().filter((l) => !l.destroyed && !rows.some((r) => r.outcome === 'promoted' && r.offer.id === l.offerId));
+  console.log(`\nInstances still rented: ${vast.ledger().filter((l) => !l.destroyed).length} (promoted ones); leaked: ${leaked.length}`);
+
+  const shutdown = async () => {
+    worker.shutdown();
+    await workerRun;
+    await vast.close();
+    await connection.close();
+    await nativeConnection.close();
+    await pool.end();
+    await embedded?.stop();
+    await temporal.stop();
+  };
+  if (keepOpen && ui) {
+    console.log('\nThe UI stays up until you press Ctrl-C.');
+    await new Promise<void>((resolve) => process.once('SIGINT', () => resolve()));
+  }
+  await shutdown();
+  if (leaked.length > 0) process.exitCode = 1;
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
