@@ -1,17 +1,15 @@
 import { z } from 'zod';
 
-const jsonArgv = z
-  .string()
-  .transform((s, ctx) => {
-    try {
-      const v: unknown = JSON.parse(s);
-      if (Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string')) return v as string[];
-    } catch {
-      /* reported below */
-    }
-    ctx.addIssue({ code: 'custom', message: 'must be a JSON array of strings, e.g. ["cuzk-daemon"]' });
-    return z.NEVER;
-  });
+const jsonArgv = z.string().transform((s, ctx) => {
+  try {
+    const v: unknown = JSON.parse(s);
+    if (Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string')) return v as string[];
+  } catch {
+    /* reported below */
+  }
+  ctx.addIssue({ code: 'custom', message: 'must be a JSON array of strings, e.g. ["cuzk-daemon"]' });
+  return z.NEVER;
+});
 
 const temporal = {
   TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),

@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import type { NativeConnection } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
 import type pg from 'pg';
 import { createStoreActivities } from '../activities/store/activities.js';
 import { VastClient } from '../activities/vast/client.js';

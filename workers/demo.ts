@@ -57,7 +57,9 @@ async function main(): Promise<void> {
   // The simulator's key is random per run: it stands in for VAST_API_KEY and never enters workflow input.
   const apiKey = process.env.VAST_API_KEY ?? `demo-${Math.random().toString(36).slice(2)}`;
   const vast = await startVastSim({ offers: catalogue.offers, apiKey });
-  say(`simulated Vast.ai API at ${vast.url} with ${catalogue.offers.length} offers; time runs ${Math.round(1 / scale)}x`);
+  say(
+    `simulated Vast.ai API at ${vast.url} with ${catalogue.offers.length} offers; time runs ${Math.round(1 / scale)}x`,
+  );
 
   const nativeConnection = await NativeConnection.connect({ address: temporal.address });
   const worker = await createControlWorker(
@@ -115,8 +117,15 @@ async function main(): Promise<void> {
       } catch (err) {
         const cause = err instanceof WorkflowFailedError ? err.cause : err;
         const type = cause instanceof ApplicationFailure ? (cause.type ?? '') : 'error';
-        const d = cause instanceof ApplicationFailure ? (cause.details?.[0] as { rate?: number } | undefined) : undefined;
-        return { offer, outcome: 'killed', type, rate: d?.rate ?? null, reason: cause instanceof Error ? cause.message : String(cause) };
+        const d =
+          cause instanceof ApplicationFailure ? (cause.details?.[0] as { rate?: number } | undefined) : undefined;
+        return {
+          offer,
+          outcome: 'killed',
+          type,
+          rate: d?.rate ?? null,
+          reason: cause instanceof Error ? cause.message : String(cause),
+        };
       }
     }),
   );
@@ -141,10 +150,16 @@ async function main(): Promise<void> {
   const ui = temporal.uiUrl;
   if (ui) {
     console.log(`\nTemporal UI: ${ui}/namespaces/${temporal.namespace}/workflows`);
-    console.log(`Killed ones:  ${ui}/namespaces/${temporal.namespace}/workflows?query=${encodeURIComponent('Outcome="killed"')}`);
+    console.log(
+      `Killed ones:  ${ui}/namespaces/${temporal.namespace}/workflows?query=${encodeURIComponent('Outcome="killed"')}`,
+    );
   }
-  const leaked = vast.ledger().filter((l) => !l.destroyed && !rows.some((r) => r.outcome === 'promoted' && r.offer.id === l.offerId));
-  console.log(`\nInstances still rented: ${vast.ledger().filter((l) => !l.destroyed).length} (promoted ones); leaked: ${leaked.length}`);
+  const leaked = vast
+    .ledger()
+    .filter((l) => !l.destroyed && !rows.some((r) => r.outcome === 'promoted' && r.offer.id === l.offerId));
+  console.log(
+    `\nInstances still rented: ${vast.ledger().filter((l) => !l.destroyed).length} (promoted ones); leaked: ${leaked.length}`,
+  );
 
   const shutdown = async () => {
     worker.shutdown();

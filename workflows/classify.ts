@@ -49,7 +49,7 @@ export function classify(err: unknown, origin: Origin): Classified {
 
 export function failureTypeOf(err: unknown): string | undefined {
   const cause = err instanceof ActivityFailure ? err.cause : err;
-  return cause instanceof ApplicationFailure ? cause.type ?? undefined : undefined;
+  return cause instanceof ApplicationFailure ? (cause.type ?? undefined) : undefined;
 }
 
 /** A kill the workflow decides itself (timer fired, rate too low), thrown into the same cleanup path. */

@@ -30,7 +30,14 @@ import { withDefaults } from './policy/defaults.js';
 import { expectedBatchMs, judgeRate, proofsPerHour } from './policy/rate.js';
 import { SA } from './search-attributes.js';
 import { hostTaskQueue, instanceLabel } from './task-queues.js';
-import type { BenchmarkReport, LifecycleRequest, LifecycleResult, LifecycleStatus, RentedInstance, Stage } from './types.js';
+import type {
+  BenchmarkReport,
+  LifecycleRequest,
+  LifecycleResult,
+  LifecycleStatus,
+  RentedInstance,
+  Stage,
+} from './types.js';
 
 const vast = proxyActivities<VastActivities>(vastApiOptions);
 const cleanupVast = proxyActivities<VastActivities>(destroyOptions);
@@ -67,7 +74,14 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
     status.stage = stage;
     status.stageDeadline = budgetSec ? new Date(Date.now() + budgetSec * 1000).toISOString() : null;
     upsertSearchAttributes([{ key: SA.stage, value: stage }]);
-    await store.recordEvent({ workflowId, seq: ++seq, stage, message: `entered ${stage}`, details, at: new Date().toISOString() });
+    await store.recordEvent({
+      workflowId,
+      seq: ++seq,
+      stage,
+      message: `entered ${stage}`,
+      details,
+      at: new Date().toISOString(),
+    });
   }
 
   const host = {
@@ -80,7 +94,14 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
   try {
     upsertSearchAttributes([{ key: SA.offerId, value: input.offerId }]);
     // The row exists before renting, so even a lifecycle that never gets an instance has its kill recorded.
-    await store.recordInstance({ workflowId, offerId: input.offerId, instanceId: null, offer: null, label, stage: 'provisioning' });
+    await store.recordInstance({
+      workflowId,
+      offerId: input.offerId,
+      instanceId: null,
+      offer: null,
+      label,
+      stage: 'provisioning',
+    });
     await enter('provisioning');
     origin = 'vast';
     rented = await vast.rentOffer({
@@ -99,7 +120,14 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
       { key: SA.gpuCount, value: offer.numGpus },
       { key: SA.machineId, value: String(offer.machineId) },
     ]);
-    await store.recordInstance({ workflowId, offerId: input.offerId, instanceId: rented.instanceId, offer, label, stage: 'provisioning' });
+    await store.recordInstance({
+      workflowId,
+      offerId: input.offerId,
+      instanceId: rented.instanceId,
+      offer,
+      label,
+      stage: 'provisioning',
+    });
 
     await enter('waiting_running', t.waitRunningSec);
     await proxyActivities<VastActivities>(awaitRunningOptions(t)).awaitRunning({
@@ -128,7 +156,13 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
         } catch (err) {
           if (failureTypeOf(err) !== FailureType.DaemonTransportError || restartsLeft <= 0) throw err;
           restartsLeft--;
-          await store.recordEvent({ workflowId, seq: ++seq, stage: step, message: 'transport error: restarting daemon once', at: new Date().toISOString() });
+          await store.recordEvent({
+            workflowId,
+            seq: ++seq,
+            stage: step,
+            message: 'transport error: restarting daemon once',
+            at: new Date().toISOString(),
+          });
           await host.step.startDaemon({ partitionWorkers: workers, readySec: t.daemonReadySec });
         }
       }
@@ -148,7 +182,13 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
 
     await enter('benchmark', t.benchmarkSec, { proofs: input.benchmarkProofs, concurrency: plan.concurrency });
     status.benchmark = { completed: 0, requested: input.benchmarkProofs, elapsedMs: 0 };
-    const report = await benchmarkAgainstTimer(host.bench, input.benchmarkProofs, plan.concurrency, t.benchmarkSec, t.proofDeadlineSec);
+    const report = await benchmarkAgainstTimer(
+      host.bench,
+      input.benchmarkProofs,
+      plan.concurrency,
+      t.benchmarkSec,
+      t.proofDeadlineSec,
+    );
     // An operator's cancel also stops the batch, which then returns normally: never promote after it.
     if (CancellationScope.current().consideredCancelled) throw new CancelledFailure('cancelled during benchmark');
     const rate = proofsPerHour(report.completed, report.elapsedMs);
@@ -159,13 +199,17 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
 
     await enter('evaluating');
     if (report.stoppedEarly) {
-      throw kill(FailureType.BenchmarkTimeout, `benchmark did not finish within ${t.benchmarkSec} s (${report.completed}/${report.requested} proofs)`, {
-        completed: report.completed,
-        requested: report.requested,
-        elapsedMs: report.elapsedMs,
-        expectedMs: expectedBatchMs(report.requested, input.minRate),
-        rate,
-      });
+      throw kill(
+        FailureType.BenchmarkTimeout,
+        `benchmark did not finish within ${t.benchmarkSec} s (${report.completed}/${report.requested} proofs)`,
+        {
+          completed: report.completed,
+          requested: report.requested,
+          elapsedMs: report.elapsedMs,
+          expectedMs: expectedBatchMs(report.requested, input.minRate),
+          rate,
+        },
+      );
     }
     const verdict = judgeRate(rate, input.minRate);
     if (!verdict.keep) {
@@ -179,7 +223,14 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
 
     await enter('promoted', undefined, { rate });
     upsertSearchAttributes([{ key: SA.outcome, value: 'promoted' }]);
-    await store.recordOutcome({ workflowId, outcome: 'promoted', failureType: null, reason: `${rate} proofs/h`, machineId: offer.machineId, destroyed: false });
+    await store.recordOutcome({
+      workflowId,
+      outcome: 'promoted',
+      failureType: null,
+      reason: `${rate} proofs/h`,
+      machineId: offer.machineId,
+      destroyed: false,
+    });
     return result('promoted', null, `${rate} proofs/h >= ${input.minRate}`);
   } catch (err) {
     const failure = classify(err, origin);
@@ -202,7 +253,8 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
       { key: SA.outcome, value: 'killed' },
     ]);
     await enter('killing', undefined, { failureType: failure.type, message: failure.message });
-    const diag = failure.diagnostics ?? (hostConnected && failure.type !== FailureType.HostLost ? await tryCollect() : undefined);
+    const diag =
+      failure.diagnostics ?? (hostConnected && failure.type !== FailureType.HostLost ? await tryCollect() : undefined);
     if (diag?.daemonLogTail) await store.saveLogTail({ workflowId, source: 'cuzk-daemon', text: diag.daemonLogTail });
     if (diag?.outputTail) await store.saveLogTail({ workflowId, source: 'output', text: diag.outputTail });
     let destroyed = false;
@@ -211,7 +263,14 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
         await cleanupVast.destroyInstance(rented.instanceId);
         destroyed = true;
       } catch (destroyErr) {
-        await store.recordOutcome({ workflowId, outcome: 'killed', failureType: failure.type, reason: failure.message, machineId: rented.offer.machineId, destroyed: false });
+        await store.recordOutcome({
+          workflowId,
+          outcome: 'killed',
+          failureType: failure.type,
+          reason: failure.message,
+          machineId: rented.offer.machineId,
+          destroyed: false,
+        });
         throw ApplicationFailure.create({
           type: FailureType.DestroyFailed,
           message: `instance ${rented.instanceId} could not be destroyed and may still be billing; destroy it by hand`,
@@ -270,10 +329,12 @@ async function benchmarkAgainstTimer(
   const batchScope = new CancellationScope();
   const timerScope = new CancellationScope();
   const batch = batchScope.run(() => bench.runBenchmark({ count, concurrency, proofDeadlineSec }));
-  const timer = timerScope.run(() => sleep(benchmarkSec * 1000)).then(
-    () => 'timer' as const,
-    () => 'cancelled' as const,
-  );
+  const timer = timerScope
+    .run(() => sleep(benchmarkSec * 1000))
+    .then(
+      () => 'timer' as const,
+      () => 'cancelled' as const,
+    );
   try {
     const first = await Promise.race([batch.then(() => 'batch' as const), timer]);
     if (first === 'batch') return await batch;
@@ -282,7 +343,14 @@ async function benchmarkAgainstTimer(
   } catch (err) {
     // The host acknowledged our cancel without a report: a timeout with unknown progress.
     if (isCancellation(err) && batchScope.consideredCancelled && !CancellationScope.current().consideredCancelled) {
-      return { requested: count, completed: 0, elapsedMs: benchmarkSec * 1000, concurrency, timings: [], stoppedEarly: true };
+      return {
+        requested: count,
+        completed: 0,
+        elapsedMs: benchmarkSec * 1000,
+        concurrency,
+        timings: [],
+        stoppedEarly: true,
+      };
     }
     throw err;
   } finally {

@@ -52,10 +52,12 @@ export interface LifecycleInput {
 }
 
 /** What callers pass: only the offer is required, the rest has production defaults. */
-export type LifecycleRequest = { offerId: number } & Partial<Omit<LifecycleInput, 'offerId' | 'timeouts' | 'concurrency'>> & {
-  timeouts?: Partial<LifecycleTimeouts>;
-  concurrency?: Partial<ConcurrencyRule>;
-};
+export type LifecycleRequest = { offerId: number } & Partial<
+  Omit<LifecycleInput, 'offerId' | 'timeouts' | 'concurrency'>
+> & {
+    timeouts?: Partial<LifecycleTimeouts>;
+    concurrency?: Partial<ConcurrencyRule>;
+  };
 
 /** The offer facts the workflow plans with (RAM in MB, as Vast reports it). */
 export interface OfferFacts {

@@ -50,10 +50,15 @@ export function createGpuHostActivities(deps: GpuHostDeps) {
       deadlineSec * 1000,
     );
     if (res.status !== 'COMPLETED') {
-      throw failure(FailureType.ProofFailed, `proof ${requestId} ended ${res.status}: ${res.error_message}`, await diagnostics(supervisor), {
-        status: res.status,
-        errorMessage: res.error_message,
-      });
+      throw failure(
+        FailureType.ProofFailed,
+        `proof ${requestId} ended ${res.status}: ${res.error_message}`,
+        await diagnostics(supervisor),
+        {
+          status: res.status,
+          errorMessage: res.error_message,
+        },
+      );
     }
     return { index, totalMs: res.total_ms, synthesisMs: res.synthesis_ms, gpuComputeMs: res.gpu_compute_ms };
   }
@@ -61,7 +66,7 @@ export function createGpuHostActivities(deps: GpuHostDeps) {
   /** Fresh id per attempt: the daemon uses it as the job id, and reusing a running one corrupts both. */
   function requestId(step: string, index: number): string {
     const info = Context.current().info;
-    return `${info.workflowExecution?.workflowId ?? "standalone"}/${step}/a${info.attempt}/${index}`;
+    return `${info.workflowExecution?.workflowId ?? 'standalone'}/${step}/a${info.attempt}/${index}`;
   }
 
   return {
@@ -75,7 +80,10 @@ export function createGpuHostActivities(deps: GpuHostDeps) {
     },
 
     /** (Re)starts the daemon and waits for a successful GetStatus, the only real readiness signal. */
-    async startDaemon(input: { partitionWorkers: number; readySec: number }): Promise<{ readyMs: number; gpus: number }> {
+    async startDaemon(input: {
+      partitionWorkers: number;
+      readySec: number;
+    }): Promise<{ readyMs: number; gpus: number }> {
       const ctx = Context.current();
       const started = Date.now();
       await supervisor.start(input.partitionWorkers);
@@ -96,7 +104,11 @@ export function createGpuHostActivities(deps: GpuHostDeps) {
       }
       const diag = await diagnostics(supervisor, { grpcMessage: lastError });
       await supervisor.stop();
-      throw failure(FailureType.DaemonNeverReady, `cuzk-daemon did not answer GetStatus within ${input.readySec} s`, diag);
+      throw failure(
+        FailureType.DaemonNeverReady,
+        `cuzk-daemon did not answer GetStatus within ${input.readySec} s`,
+        diag,
+      );
     },
 
     async warmupProof(input: { step: string; proofDeadlineSec: number }): Promise<ProofTiming> {
@@ -116,7 +128,11 @@ export function createGpuHostActivities(deps: GpuHostDeps) {
      * Proves `count` PoRep C2s, `concurrency` at a time. When the workflow's timer cancels it, the daemon
      * is stopped (CancelProof is a no-op in cuzk) and the partial report is returned for the record.
      */
-    async runBenchmark(input: { count: number; concurrency: number; proofDeadlineSec: number }): Promise<BenchmarkReport> {
+    async runBenchmark(input: {
+      count: number;
+      concurrency: number;
+      proofDeadlineSec: number;
+    }): Promise<BenchmarkReport> {
       const ctx = Context.current();
       const started = Date.now();
       const timings: ProofTiming[] = [];

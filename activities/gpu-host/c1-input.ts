@@ -18,7 +18,9 @@ export async function loadC1(file: string): Promise<C1Input> {
   const bytes = await readFile(file);
   const parsed = C1Schema.safeParse(JSON.parse(bytes.toString('utf8')));
   if (!parsed.success) {
-    throw new Error(`${file} is not a C1 output: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    throw new Error(
+      `${file} is not a C1 output: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
   }
   return { bytes, sectorNumber: parsed.data.SectorNum, sectorSize: parsed.data.SectorSize };
 }

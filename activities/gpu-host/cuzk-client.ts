@@ -56,7 +56,12 @@ export class CuzkResponseError extends Error {
   }
 }
 
-type Unary = (req: unknown, meta: grpc.Metadata, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: unknown) => void) => grpc.ClientUnaryCall;
+type Unary = (
+  req: unknown,
+  meta: grpc.Metadata,
+  opts: grpc.CallOptions,
+  cb: (err: grpc.ServiceError | null, res: unknown) => void,
+) => grpc.ClientUnaryCall;
 
 /** Typed client for cuzk.v1.ProvingEngine; every call carries a deadline sized by its caller. */
 export class CuzkClient {
@@ -73,7 +78,11 @@ export class CuzkClient {
     });
   }
 
-  async prove(p: ProveParams, deadlineMs: number, onCall?: (call: grpc.ClientUnaryCall) => void): Promise<AwaitProofResponse> {
+  async prove(
+    p: ProveParams,
+    deadlineMs: number,
+    onCall?: (call: grpc.ClientUnaryCall) => void,
+  ): Promise<AwaitProofResponse> {
     const req = {
       submit: {
         request_id: p.requestId,
@@ -112,7 +121,12 @@ export class CuzkClient {
         if (err) return reject(new CuzkCallError(method, err.code, err.details || err.message));
         const parsed = schema.safeParse(res);
         if (!parsed.success) {
-          return reject(new CuzkResponseError(method, parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')));
+          return reject(
+            new CuzkResponseError(
+              method,
+              parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '),
+            ),
+          );
         }
         resolve(parsed.data);
       });

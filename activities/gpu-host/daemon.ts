@@ -59,7 +59,9 @@ export class DaemonSupervisor {
     await writeFile(this.configFile, this.renderConfig(partitionWorkers));
     const log = createWriteStream(this.logFile, { flags: 'a' });
     await new Promise<void>((resolve) => log.once('open', () => resolve()));
-    log.write(`\n--- gpu-host: starting daemon with partition_workers=${partitionWorkers} at ${new Date().toISOString()}\n`);
+    log.write(
+      `\n--- gpu-host: starting daemon with partition_workers=${partitionWorkers} at ${new Date().toISOString()}\n`,
+    );
     const [cmd, ...args] = this.cfg.command;
     if (!cmd) throw new Error('daemon command is empty');
     const child = spawn(cmd, [...args, '--config', this.configFile], { stdio: ['ignore', 'pipe', 'pipe'] });

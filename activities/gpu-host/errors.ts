@@ -11,7 +11,10 @@ export function isOomExit(exit: DaemonExit, logTail: string): boolean {
   return exit.signal === 'SIGKILL' || exit.code === 137 || OOM_EVIDENCE.test(logTail.slice(-4000));
 }
 
-export async function diagnostics(supervisor: DaemonSupervisor, extra: Partial<HostDiagnostics> = {}): Promise<HostDiagnostics> {
+export async function diagnostics(
+  supervisor: DaemonSupervisor,
+  extra: Partial<HostDiagnostics> = {},
+): Promise<HostDiagnostics> {
   const exit = supervisor.lastExit;
   return {
     exitCode: exit?.code ?? null,
@@ -29,7 +32,12 @@ async function settleExit(supervisor: DaemonSupervisor, waitMs = 1500): Promise<
   return exit && !exit.requested ? exit : null;
 }
 
-export function failure(type: FailureType, message: string, diag: HostDiagnostics, extra: object = {}): ApplicationFailure {
+export function failure(
+  type: FailureType,
+  message: string,
+  diag: HostDiagnostics,
+  extra: object = {},
+): ApplicationFailure {
   return ApplicationFailure.create({ type, message, nonRetryable: true, details: [{ ...extra, diagnostics: diag }] });
 }
 

@@ -35,13 +35,16 @@ export async function runParamfetch(command: string[], logFile: string, stallMs:
   };
   child.stdout.on('data', onData);
   child.stderr.on('data', onData);
-  const watchdog = setInterval(() => {
-    ctx.heartbeat({ outputBytes, lastLine: lastLine.slice(0, 200), elapsedMs: Date.now() - started });
-    if (Date.now() - lastProgress > stallMs) {
-      stalled = true;
-      child.kill('SIGKILL');
-    }
-  }, Math.min(1000, stallMs / 4));
+  const watchdog = setInterval(
+    () => {
+      ctx.heartbeat({ outputBytes, lastLine: lastLine.slice(0, 200), elapsedMs: Date.now() - started });
+      if (Date.now() - lastProgress > stallMs) {
+        stalled = true;
+        child.kill('SIGKILL');
+      }
+    },
+    Math.min(1000, stallMs / 4),
+  );
   const onCancel = () => child.kill('SIGKILL');
   ctx.cancellationSignal.addEventListener('abort', onCancel);
   const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {

@@ -32,7 +32,19 @@ export async function upsertInstance(db: Db, r: InstanceRow): Promise<void> {
        label = COALESCE(EXCLUDED.label, instances.label),
        stage = EXCLUDED.stage,
        updated_at = now()`,
-    [r.workflowId, r.offerId, r.instanceId, r.machineId, r.hostId, r.gpuName, r.numGpus, r.cpuRamMb, r.dphTotal, r.label, r.stage],
+    [
+      r.workflowId,
+      r.offerId,
+      r.instanceId,
+      r.machineId,
+      r.hostId,
+      r.gpuName,
+      r.numGpus,
+      r.cpuRamMb,
+      r.dphTotal,
+      r.label,
+      r.stage,
+    ],
   );
 }
 
@@ -69,8 +81,19 @@ export async function upsertBenchmark(
     `INSERT INTO benchmark_results (workflow_id, machine_id, gpu_name, num_gpus, requested, completed, concurrency,
                                     elapsed_ms, rate, timings, stopped_early)
      VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11) ON CONFLICT (workflow_id) DO NOTHING`,
-    [b.workflowId, b.machineId, b.gpuName, b.numGpus, b.requested, b.completed, b.concurrency, b.elapsedMs, b.rate,
-      JSON.stringify(b.timings), b.stoppedEarly],
+    [
+      b.workflowId,
+      b.machineId,
+      b.gpuName,
+      b.numGpus,
+      b.requested,
+      b.completed,
+      b.concurrency,
+      b.elapsedMs,
+      b.rate,
+      JSON.stringify(b.timings),
+      b.stoppedEarly,
+    ],
   );
   // Only the first write of a benchmark moves host_perf, so a retried activity does not count twice.
   if (inserted.rowCount === 1) {
@@ -83,7 +106,10 @@ export async function upsertBenchmark(
       [b.machineId, b.gpuName, b.numGpus, b.rate, b.dphTotal],
     );
   }
-  await db.query('UPDATE instances SET bench_rate = $2, updated_at = now() WHERE workflow_id = $1', [b.workflowId, b.rate]);
+  await db.query('UPDATE instances SET bench_rate = $2, updated_at = now() WHERE workflow_id = $1', [
+    b.workflowId,
+    b.rate,
+  ]);
 }
 
 /** Records the end of a lifecycle once; returns false when it was already recorded (a retried write). */

@@ -69,7 +69,8 @@ export function createVastActivities(deps: VastActivityDeps) {
       });
       const offer = offers.find((o) => o.id === input.offerId);
       const mine = existing[0];
-      if (mine) return { instanceId: mine.id, offer: offer ? offerFacts(offer) : factsFromInstance(input.offerId, mine) };
+      if (mine)
+        return { instanceId: mine.id, offer: offer ? offerFacts(offer) : factsFromInstance(input.offerId, mine) };
       if (!offer) {
         throw ApplicationFailure.create({
           type: FailureType.OfferUnavailable,

@@ -83,7 +83,12 @@ export class VastClient {
   }
 
   async showInstance(instanceId: number): Promise<Instance | null> {
-    const res = await this.request('GET', `/api/v0/instances/${instanceId}/?owner=me`, undefined, ShowInstanceResponseSchema);
+    const res = await this.request(
+      'GET',
+      `/api/v0/instances/${instanceId}/?owner=me`,
+      undefined,
+      ShowInstanceResponseSchema,
+    );
     return res.instances;
   }
 
@@ -94,7 +99,12 @@ export class VastClient {
     do {
       const params = new URLSearchParams({ select_filters: JSON.stringify(filters), limit: '25' });
       if (token) params.set('after_token', token);
-      const res = await this.request('GET', `/api/v1/instances/?${params.toString()}`, undefined, ListInstancesResponseSchema);
+      const res = await this.request(
+        'GET',
+        `/api/v1/instances/?${params.toString()}`,
+        undefined,
+        ListInstancesResponseSchema,
+      );
       all.push(...res.instances);
       token = res.next_token;
     } while (token);
@@ -105,7 +115,12 @@ export class VastClient {
     await this.request('DELETE', `/api/v0/instances/${instanceId}/`, {}, z.unknown());
   }
 
-  private async request<S extends z.ZodType>(method: string, path: string, body: unknown, schema: S): Promise<z.infer<S>> {
+  private async request<S extends z.ZodType>(
+    method: string,
+    path: string,
+    body: unknown,
+    schema: S,
+  ): Promise<z.infer<S>> {
     let response: Response;
     try {
       response = await fetch(this.baseUrl + path, {

@@ -9,7 +9,10 @@ import { HostScenarioSchema, scaledMs, timeScale } from './scenario.js';
 const scenario = HostScenarioSchema.parse(JSON.parse(process.env.SIM_HOST_SCENARIO ?? '{}'));
 const cache = process.env.PARAM_CACHE_DIR ?? '/var/tmp/filecoin-proof-parameters';
 const totalMs = scaledMs(scenario.paramfetchSec, timeScale());
-const files = ['v28-stacked-proof-of-replication-merkletree-poseidon_hasher-8-8-0-sha256_hasher-82a357d2.params', 'v28-stacked-proof-of-replication-merkletree-poseidon_hasher-8-8-0-sha256_hasher-82a357d2.vk'];
+const files = [
+  'v28-stacked-proof-of-replication-merkletree-poseidon_hasher-8-8-0-sha256_hasher-82a357d2.params',
+  'v28-stacked-proof-of-replication-merkletree-poseidon_hasher-8-8-0-sha256_hasher-82a357d2.vk',
+];
 const steps = 10;
 mkdirSync(cache, { recursive: true });
 for (let i = 1; i <= steps; i++) {

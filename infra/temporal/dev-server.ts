@@ -43,7 +43,18 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
   const cli = ensureTemporalCli();
   const port = opts.port ?? (await freePort());
   const uiPort = opts.headless ? null : (opts.uiPort ?? (await freePort()));
-  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--namespace', namespace, '--log-level', 'warn'];
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--namespace',
+    namespace,
+    '--log-level',
+    'warn',
+  ];
   args.push(...(uiPort === null ? ['--headless'] : ['--ui-port', String(uiPort)]));
   if (opts.dbFile) args.push('--db-filename', opts.dbFile);
   for (const sa of searchAttributeFlags()) args.push('--search-attribute', sa);

@@ -12,15 +12,25 @@ export interface Killed {
 }
 
 /** Runs a lifecycle that must end killed with `type`; returns its failure for further assertions. */
-export async function expectKilled(env: FleetEnv, workflowId: string, req: LifecycleRequest | 'already-started', type: string): Promise<Killed> {
+export async function expectKilled(
+  env: FleetEnv,
+  workflowId: string,
+  req: LifecycleRequest | 'already-started',
+  type: string,
+): Promise<Killed> {
   const run =
     req === 'already-started'
       ? env.client.workflow.getHandle<typeof instanceLifecycle>(workflowId).result()
-      : env.client.workflow.execute(instanceLifecycle, { taskQueue: env.taskQueue, workflowId, args: [req], workflowExecutionTimeout: '4 minutes' });
+      : env.client.workflow.execute(instanceLifecycle, {
+          taskQueue: env.taskQueue,
+          workflowId,
+          args: [req],
+          workflowExecutionTimeout: '4 minutes',
+        });
   const err = await run.then(
-      (r) => new Error(`expected ${type}, but the lifecycle ended ${r.outcome}`),
-      (e: unknown) => e,
-    );
+    (r) => new Error(`expected ${type}, but the lifecycle ended ${r.outcome}`),
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(WorkflowFailedError);
   const failure = (err as WorkflowFailedError).cause;
   expect(failure).toBeInstanceOf(ApplicationFailure);
@@ -29,7 +39,9 @@ export async function expectKilled(env: FleetEnv, workflowId: string, req: Lifec
   const desc = await env.client.workflow.getHandle(workflowId).describe();
   expect(desc.searchAttributes.FailureType).toEqual([type]);
   expect(desc.searchAttributes.Outcome).toEqual(['killed']);
-  const row = await env.pool.query('SELECT outcome, failure_type, reason FROM instances WHERE workflow_id = $1', [workflowId]);
+  const row = await env.pool.query('SELECT outcome, failure_type, reason FROM instances WHERE workflow_id = $1', [
+    workflowId,
+  ]);
   expect(row.rows[0]).toMatchObject({ outcome: 'killed', failure_type: type });
   return { workflowId, failure: app, details: (app.details?.[0] ?? {}) as Record<string, unknown> };
 }

@@ -4,7 +4,9 @@ let nextOffer = 5_000_000;
 let nextMachine = 70_000;
 
 /** A Vast offer row with realistic fields (RAM in MB), plus the simulator's behaviour block. */
-export function simOffer(over: Partial<SimOffer> & { host?: Record<string, unknown>; instance?: Record<string, unknown> } = {}): SimOffer {
+export function simOffer(
+  over: Partial<SimOffer> & { host?: Record<string, unknown>; instance?: Record<string, unknown> } = {},
+): SimOffer {
   const { host, instance, ...rest } = over;
   return SimOfferSchema.parse({
     id: nextOffer++,

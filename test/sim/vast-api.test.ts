@@ -46,7 +46,9 @@ describe('simulated Vast.ai API answers as the reference says', () => {
   });
 
   it('answers a taken offer with 404 no_such_ask in msg', async () => {
-    const err = await vast.createInstance(b.id, { image: 'img', disk: 20, label: 'x', env: {} }).catch((e: unknown) => e);
+    const err = await vast
+      .createInstance(b.id, { image: 'img', disk: 20, label: 'x', env: {} })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(VastHttpError);
     expect((err as VastHttpError).status).toBe(404);
     expect((err as VastHttpError).bodyText).toContain('no_such_ask');

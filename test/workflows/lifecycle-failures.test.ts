@@ -29,11 +29,22 @@ beforeAll(async () => {
 });
 afterAll(async () => env?.close());
 
-type Diag = { exitCode: number | null; signal: string | null; daemonLogTail: string; outputTail?: string; grpcMessage?: string };
+type Diag = {
+  exitCode: number | null;
+  signal: string | null;
+  daemonLogTail: string;
+  outputTail?: string;
+  grpcMessage?: string;
+};
 
 describe('every failure of the seeds is typed, carries evidence, and cleans up', () => {
   it('BenchmarkTimeout: the workflow timer fires before the batch ends', async () => {
-    const k = await expectKilled(env, `t-timeout-${o.timeout.id}`, fastRequest(o.timeout.id, { minRate: MIN_RATE, timeouts: { benchmarkSec: 5 } }), 'BenchmarkTimeout');
+    const k = await expectKilled(
+      env,
+      `t-timeout-${o.timeout.id}`,
+      fastRequest(o.timeout.id, { minRate: MIN_RATE, timeouts: { benchmarkSec: 5 } }),
+      'BenchmarkTimeout',
+    );
     expect(k.details.requested).toBe(4);
     expect(k.details.completed).toBeLessThan(4);
     expect(k.details.elapsedMs).toBeGreaterThanOrEqual(4000);
@@ -42,7 +53,12 @@ describe('every failure of the seeds is typed, carries evidence, and cleans up',
   });
 
   it('DaemonTransportError: a stream that keeps dropping after restarts is not a slow GPU', async () => {
-    const k = await expectKilled(env, `t-transport-${o.transport.id}`, fastRequest(o.transport.id, { minRate: MIN_RATE }), 'DaemonTransportError');
+    const k = await expectKilled(
+      env,
+      `t-transport-${o.transport.id}`,
+      fastRequest(o.transport.id, { minRate: MIN_RATE }),
+      'DaemonTransportError',
+    );
     const diag = k.details.diagnostics as Diag;
     expect(diag.grpcMessage).toMatch(/UNAVAILABLE|UNKNOWN|INTERNAL|Connection|reset|closed/i);
     expect(diag.daemonLogTail).toContain('connection reset');
@@ -59,7 +75,10 @@ describe('every failure of the seeds is typed, carries evidence, and cleans up',
       workflowExecutionTimeout: '3 minutes',
     });
     expect(result.outcome).toBe('promoted');
-    const ev = await env.pool.query("SELECT count(*)::int AS n FROM lifecycle_events WHERE workflow_id = $1 AND message LIKE 'transport error%'", [id]);
+    const ev = await env.pool.query(
+      "SELECT count(*)::int AS n FROM lifecycle_events WHERE workflow_id = $1 AND message LIKE 'transport error%'",
+      [id],
+    );
     expect(ev.rows[0]?.n).toBe(1);
   });
 
@@ -75,7 +94,12 @@ describe('every failure of the seeds is typed, carries evidence, and cleans up',
   });
 
   it('DaemonCrashed: a panic mid-benchmark reports its exit code and log', async () => {
-    const k = await expectKilled(env, `t-crash-${o.crash.id}`, fastRequest(o.crash.id, { minRate: MIN_RATE }), 'DaemonCrashed');
+    const k = await expectKilled(
+      env,
+      `t-crash-${o.crash.id}`,
+      fastRequest(o.crash.id, { minRate: MIN_RATE }),
+      'DaemonCrashed',
+    );
     const diag = k.details.diagnostics as Diag;
     expect(diag.exitCode).toBe(101);
     expect(diag.daemonLogTail).toContain('panicked');
@@ -84,7 +108,12 @@ describe('every failure of the seeds is typed, carries evidence, and cleans up',
   });
 
   it('DaemonNeverReady: GetStatus never answers after start', async () => {
-    const k = await expectKilled(env, `t-ready-${o.neverReady.id}`, fastRequest(o.neverReady.id, { timeouts: { daemonReadySec: 3 } }), 'DaemonNeverReady');
+    const k = await expectKilled(
+      env,
+      `t-ready-${o.neverReady.id}`,
+      fastRequest(o.neverReady.id, { timeouts: { daemonReadySec: 3 } }),
+      'DaemonNeverReady',
+    );
     expect((k.details.diagnostics as Diag).daemonLogTail).toContain('loading SRS');
     expectCleanedUp(env, o.neverReady.id);
   });
@@ -103,7 +132,12 @@ describe('every failure of the seeds is typed, carries evidence, and cleans up',
   });
 
   it('ParamfetchFailed (stalled): no progress for the stall window', async () => {
-    const k = await expectKilled(env, `t-pfs-${o.paramStall.id}`, fastRequest(o.paramStall.id, { timeouts: { paramfetchStallSec: 2 } }), 'ParamfetchFailed');
+    const k = await expectKilled(
+      env,
+      `t-pfs-${o.paramStall.id}`,
+      fastRequest(o.paramStall.id, { timeouts: { paramfetchStallSec: 2 } }),
+      'ParamfetchFailed',
+    );
     expect(k.details.stalled).toBe(true);
     expectCleanedUp(env, o.paramStall.id);
   });
@@ -116,7 +150,12 @@ describe('every failure of the seeds is typed, carries evidence, and cleans up',
   });
 
   it('InstanceNeverRunning: stuck loading past its deadline', async () => {
-    const k = await expectKilled(env, `t-stuck-${o.stuck.id}`, fastRequest(o.stuck.id, { timeouts: { waitRunningSec: 3 } }), 'InstanceNeverRunning');
+    const k = await expectKilled(
+      env,
+      `t-stuck-${o.stuck.id}`,
+      fastRequest(o.stuck.id, { timeouts: { waitRunningSec: 3 } }),
+      'InstanceNeverRunning',
+    );
     expect(k.details.actualStatus).toBe('loading');
     expectCleanedUp(env, o.stuck.id);
   });
@@ -127,7 +166,9 @@ describe('every failure of the seeds is typed, carries evidence, and cleans up',
     expect(k.failure.message).toContain(String(o.taken.id));
     expectCleanedUp(env, o.taken.id, false);
     const hist = await env.client.workflow.getHandle(k.workflowId).fetchHistory();
-    const attempts = hist.events?.filter((e) => e.activityTaskStartedEventAttributes).map((e) => e.activityTaskStartedEventAttributes?.attempt);
+    const attempts = hist.events
+      ?.filter((e) => e.activityTaskStartedEventAttributes)
+      .map((e) => e.activityTaskStartedEventAttributes?.attempt);
     expect(attempts).toEqual([1]);
   });
 

@@ -37,9 +37,18 @@ describe('instanceLifecycle outcomes', () => {
     });
     expect(result.outcome).toBe('promoted');
     expect(result.rate).toBeGreaterThan(MIN_RATE);
-    const row = await env.pool.query('SELECT outcome, bench_rate, machine_id, destroyed_at FROM instances WHERE workflow_id = $1', [id]);
-    expect(row.rows[0]).toMatchObject({ outcome: 'promoted', machine_id: String(healthy.machine_id), destroyed_at: null });
-    const perf = await env.pool.query('SELECT benchmarks, last_rate FROM host_perf WHERE machine_id = $1', [healthy.machine_id]);
+    const row = await env.pool.query(
+      'SELECT outcome, bench_rate, machine_id, destroyed_at FROM instances WHERE workflow_id = $1',
+      [id],
+    );
+    expect(row.rows[0]).toMatchObject({
+      outcome: 'promoted',
+      machine_id: String(healthy.machine_id),
+      destroyed_at: null,
+    });
+    const perf = await env.pool.query('SELECT benchmarks, last_rate FROM host_perf WHERE machine_id = $1', [
+      healthy.machine_id,
+    ]);
     expect(perf.rows[0]?.benchmarks).toBe(1);
     const ledger = env.sim.ledger().find((r) => r.offerId === healthy.id);
     expect(ledger).toMatchObject({ destroyed: false, status: 'running' });
@@ -67,7 +76,10 @@ describe('instanceLifecycle outcomes', () => {
     expect(details.minRate).toBe(MIN_RATE);
     expect(details.timings.length).toBe(4);
     await expectNothingLeft(slow.id);
-    const row = await env.pool.query('SELECT outcome, failure_type, destroyed_at FROM instances WHERE workflow_id = $1', [id]);
+    const row = await env.pool.query(
+      'SELECT outcome, failure_type, destroyed_at FROM instances WHERE workflow_id = $1',
+      [id],
+    );
     expect(row.rows[0]).toMatchObject({ outcome: 'killed', failure_type: 'BenchRateBelowMin' });
     expect(row.rows[0]?.destroyed_at).not.toBeNull();
     const bad = await env.pool.query('SELECT source FROM bad_machines WHERE machine_id = $1', [slow.machine_id]);

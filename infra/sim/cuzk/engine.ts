@@ -46,7 +46,11 @@ export class ProvingEngine {
   }
 
   get counters() {
-    return { completed: this.completed, failed: this.failed, uptimeSec: Math.floor((Date.now() - this.startedAt) / 1000) };
+    return {
+      completed: this.completed,
+      failed: this.failed,
+      uptimeSec: Math.floor((Date.now() - this.startedAt) / 1000),
+    };
   }
 
   private get pceFile() {
@@ -83,10 +87,13 @@ export class ProvingEngine {
       }
       if (f.transportDrops > 0 && this.dropsUsed() < f.transportDrops) {
         this.useDrop();
-        setTimeout(() => {
-          this.hooks.log('WARN h2: connection reset while proving (client gone)');
-          this.hooks.dropConnections();
-        }, scaledMs(synthSec / 2, this.scale));
+        setTimeout(
+          () => {
+            this.hooks.log('WARN h2: connection reset while proving (client gone)');
+            this.hooks.dropConnections();
+          },
+          scaledMs(synthSec / 2, this.scale),
+        );
       }
     }
     if (f.hangProofs) await new Promise(() => undefined); // the gRPC server keeps the process alive
@@ -102,11 +109,20 @@ export class ProvingEngine {
     if (f.failProofs) {
       this.failed++;
       this.hooks.log(`ERROR cuzk_core: job ${jobId} failed: groth16 verification failed`);
-      return { status: 'FAILED', errorMessage: 'proof failed self-verification', synthesisMs: 0, gpuComputeMs: 0, totalMs: Date.now() - started, queueWaitMs };
+      return {
+        status: 'FAILED',
+        errorMessage: 'proof failed self-verification',
+        synthesisMs: 0,
+        gpuComputeMs: 0,
+        totalMs: Date.now() - started,
+        queueWaitMs,
+      };
     }
     this.completed++;
     if (f.crashAfterProofs !== undefined && this.completed > f.crashAfterProofs) {
-      this.hooks.log(`ERROR cuzk_core: thread 'gpu-worker-${gpu}' panicked at 'CUDA error: an illegal memory access was encountered'`);
+      this.hooks.log(
+        `ERROR cuzk_core: thread 'gpu-worker-${gpu}' panicked at 'CUDA error: an illegal memory access was encountered'`,
+      );
       this.hooks.die('panic');
     }
     this.hooks.log(`INFO cuzk_server: job completed job_id=${jobId} total_ms=${Date.now() - started}`);

@@ -46,7 +46,10 @@ function checkC1(submit: Record<string, unknown> | undefined): { ok: boolean; wh
     const raw = submit?.vanilla_proof;
     const c1 = C1Schema.parse(JSON.parse(Buffer.isBuffer(raw) ? raw.toString('utf8') : ''));
     if (String(c1.SectorNum) !== String(submit?.sector_number)) {
-      return { ok: false, why: `sector_number ${String(submit?.sector_number)} does not match C1 SectorNum ${c1.SectorNum}` };
+      return {
+        ok: false,
+        why: `sector_number ${String(submit?.sector_number)} does not match C1 SectorNum ${c1.SectorNum}`,
+      };
     }
     return { ok: true, why: '' };
   } catch (err) {
@@ -134,19 +137,22 @@ server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, i
     log('INFO cuzk_daemon: loading SRS porep-32g …');
     return; // hangs in SRS load forever, never serves
   }
-  setTimeout(() => {
-    const [host, port] = splitHostPort(cfg.listen);
-    const proxy = net.createServer((client) => {
-      const upstream = net.connect(innerPort, '127.0.0.1');
-      sockets.add(client);
-      client.on('close', () => sockets.delete(client));
-      client.pipe(upstream).pipe(client);
-      client.on('error', () => upstream.destroy());
-      upstream.on('error', () => client.destroy());
-      client.on('close', () => upstream.destroy());
-    });
-    proxy.listen(port, host, () => log(`INFO cuzk_daemon: ready, serving on ${cfg.listen}`));
-  }, scaledMs(scenario.startupSec, scale));
+  setTimeout(
+    () => {
+      const [host, port] = splitHostPort(cfg.listen);
+      const proxy = net.createServer((client) => {
+        const upstream = net.connect(innerPort, '127.0.0.1');
+        sockets.add(client);
+        client.on('close', () => sockets.delete(client));
+        client.pipe(upstream).pipe(client);
+        client.on('error', () => upstream.destroy());
+        upstream.on('error', () => client.destroy());
+        client.on('close', () => upstream.destroy());
+      });
+      proxy.listen(port, host, () => log(`INFO cuzk_daemon: ready, serving on ${cfg.listen}`));
+    },
+    scaledMs(scenario.startupSec, scale),
+  );
 });
 
 function splitHostPort(addr: string): [string, number] {

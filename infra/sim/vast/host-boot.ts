@@ -29,29 +29,40 @@ export async function bootHost(
   const paramCache = path.join(workDir, 'params');
   mkdirSync(paramCache, { recursive: true });
   const c1Path = path.join(workDir, 'c1.json');
-  writeFileSync(c1Path, JSON.stringify({ SectorNum: 1, Phase1Out: Buffer.from('simulated-c1').toString('base64'), SectorSize: 34359738368 }));
+  writeFileSync(
+    c1Path,
+    JSON.stringify({
+      SectorNum: 1,
+      Phase1Out: Buffer.from('simulated-c1').toString('base64'),
+      SectorSize: 34359738368,
+    }),
+  );
   const port = await freePort();
-  const child = spawn(tsNode('workers/gpu-host-worker.ts')[0] as string, tsNode('workers/gpu-host-worker.ts').slice(1), {
-    cwd: ROOT,
-    // Own process group, so destroying the instance takes the worker and its daemon down together.
-    detached: true,
-    stdio: ['ignore', 'ignore', 'pipe'],
-    env: {
-      PATH: process.env.PATH ?? '',
-      SIM_TIME_SCALE: process.env.SIM_TIME_SCALE ?? '1',
-      ...env,
-      CUZK_ADDRESS: `127.0.0.1:${port}`,
-      CUZK_DAEMON_CMD: JSON.stringify(tsNode('infra/sim/cuzk/main.ts')),
-      PARAMFETCH_CMD: JSON.stringify(tsNode('infra/sim/paramfetch.ts')),
-      PARAM_CACHE_DIR: paramCache,
-      WORK_DIR: workDir,
-      C1_PATH: c1Path,
-      MINER_ID: '1000',
-      SIM_HOST_SCENARIO: JSON.stringify(offer.sim.host),
-      SIM_GPU_NAME: offer.gpu_name,
-      SIM_NUM_GPUS: String(offer.num_gpus),
+  const child = spawn(
+    tsNode('workers/gpu-host-worker.ts')[0] as string,
+    tsNode('workers/gpu-host-worker.ts').slice(1),
+    {
+      cwd: ROOT,
+      // Own process group, so destroying the instance takes the worker and its daemon down together.
+      detached: true,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: {
+        PATH: process.env.PATH ?? '',
+        SIM_TIME_SCALE: process.env.SIM_TIME_SCALE ?? '1',
+        ...env,
+        CUZK_ADDRESS: `127.0.0.1:${port}`,
+        CUZK_DAEMON_CMD: JSON.stringify(tsNode('infra/sim/cuzk/main.ts')),
+        PARAMFETCH_CMD: JSON.stringify(tsNode('infra/sim/paramfetch.ts')),
+        PARAM_CACHE_DIR: paramCache,
+        WORK_DIR: workDir,
+        C1_PATH: c1Path,
+        MINER_ID: '1000',
+        SIM_HOST_SCENARIO: JSON.stringify(offer.sim.host),
+        SIM_GPU_NAME: offer.gpu_name,
+        SIM_NUM_GPUS: String(offer.num_gpus),
+      },
     },
-  });
+  );
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
   child.once('exit', (code, signal) => {

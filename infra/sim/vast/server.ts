@@ -34,7 +34,15 @@ export interface VastSimOptions {
 export interface VastSim {
   url: string;
   /** Every instance ever created, for tests' leak checks. */
-  ledger(): Array<{ id: number; offerId: number; machineId: number; label: string; status: string | null; destroyed: boolean; hostAlive: boolean }>;
+  ledger(): Array<{
+    id: number;
+    offerId: number;
+    machineId: number;
+    label: string;
+    status: string | null;
+    destroyed: boolean;
+    hostAlive: boolean;
+  }>;
   close(): Promise<void>;
 }
 
@@ -103,7 +111,8 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
     at(1 + sc.loadingSec, () => {
       if (sc.fate === 'exited' || sc.fate === 'offline') {
         inst.actual_status = sc.fate;
-        inst.status_msg = sc.fate === 'exited' ? 'Error: OCI runtime create failed: nvidia-container-cli: initialization error' : '';
+        inst.status_msg =
+          sc.fate === 'exited' ? 'Error: OCI runtime create failed: nvidia-container-cli: initialization error' : '';
         return;
       }
       inst.actual_status = 'running';
@@ -156,7 +165,8 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
       try {
         list = list.filter((o) => matchesQuery(o, q));
       } catch (err) {
-        if (err instanceof QueryError) return json(res, 400, { success: false, error: 'invalid_args', msg: err.message });
+        if (err instanceof QueryError)
+          return json(res, 400, { success: false, error: 'invalid_args', msg: err.message });
         throw err;
       }
       const sorted = sortOffers(list, q.order);
@@ -176,7 +186,13 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
         });
       }
       const invalid = validateCreate(body);
-      if (invalid) return json(res, 400, { success: false, error: 'invalid_args', msg: `error 400/3467: Invalid args: ${invalid}`, ask_id: offerId });
+      if (invalid)
+        return json(res, 400, {
+          success: false,
+          error: 'invalid_args',
+          msg: `error 400/3467: Invalid args: ${invalid}`,
+          ask_id: offerId,
+        });
       taken.add(offerId);
       const inst: SimInstance = {
         id: nextId++,
@@ -203,23 +219,36 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
     }
     if (method === 'DELETE' && (m = /^\/api\/v0\/instances\/(\d+)\/$/.exec(p))) {
       const inst = instances.get(Number(m[1]));
-      if (!inst || inst.destroyed) return json(res, 404, { success: false, error: 'no_such_instance', msg: 'Instance not found' });
+      if (!inst || inst.destroyed)
+        return json(res, 404, { success: false, error: 'no_such_instance', msg: 'Instance not found' });
       destroy(inst);
       return json(res, 200, { success: true });
     }
     if (method === 'GET' && p === '/api/v0/instances/') {
-      return json(res, 410, { success: false, error: 'deprecated_endpoint', msg: '/api/v0/instances/ is deprecated. Use /api/v1/instances/ instead.' });
+      return json(res, 410, {
+        success: false,
+        error: 'deprecated_endpoint',
+        msg: '/api/v0/instances/ is deprecated. Use /api/v1/instances/ instead.',
+      });
     }
     if (method === 'GET' && p === '/api/v1/instances/') {
       let filters: Record<string, unknown>;
       try {
         filters = JSON.parse(url.searchParams.get('select_filters') ?? '{}') as Record<string, unknown>;
       } catch {
-        return json(res, 400, { success: false, error: 'invalid_args', msg: 'Error in query parameters: select_filters is not JSON' });
+        return json(res, 400, {
+          success: false,
+          error: 'invalid_args',
+          msg: 'Error in query parameters: select_filters is not JSON',
+        });
       }
       for (const key of Object.keys(filters)) {
         if (['dph_total', 'num_gpus'].includes(key)) {
-          return json(res, 400, { success: false, error: 'invalid_args', msg: `Error in query parameters: ${key} is not a valid search key` });
+          return json(res, 400, {
+            success: false,
+            error: 'invalid_args',
+            msg: `Error in query parameters: ${key} is not a valid search key`,
+          });
         }
       }
       const limitRaw = Number(url.searchParams.get('limit') ?? '25');
@@ -272,7 +301,8 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
 
   const server = http.createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
-      if (err instanceof SyntaxError) return json(res, 400, { success: false, error: 'invalid_request', msg: 'body is not JSON' });
+      if (err instanceof SyntaxError)
+        return json(res, 400, { success: false, error: 'invalid_request', msg: 'body is not JSON' });
       json(res, 500, { success: false, error: 'server_error', msg: err instanceof Error ? err.message : String(err) });
     });
   });
@@ -305,7 +335,8 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
 }
 
 function validateCreate(body: Record<string, unknown>): string | null {
-  if (typeof body.image !== 'string' || body.image.length === 0 || body.image.length > 1024) return 'image is required (1024 chars max)';
+  if (typeof body.image !== 'string' || body.image.length === 0 || body.image.length > 1024)
+    return 'image is required (1024 chars max)';
   if (typeof body.disk !== 'number' || body.disk < 8) return 'disk must be a number >= 8 (GB)';
   if (body.label !== undefined && (typeof body.label !== 'string' || body.label.length > 256)) return 'label_too_long';
   if (body.env !== undefined) {
