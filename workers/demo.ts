@@ -12,6 +12,7 @@ import { migrate } from '../infra/sql/migrate.js';
 import { freePort, startDevServer } from '../infra/temporal/dev-server.js';
 import { instanceLifecycle } from '../workflows/index.js';
 import { CONTROL_TASK_QUEUE, lifecycleWorkflowId } from '../workflows/task-queues.js';
+import { exportHistory } from './cli/history.js';
 import { createControlWorker } from './control-worker-factory.js';
 
 /**
@@ -23,6 +24,9 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 process.env.SIM_TIME_SCALE ??= '0.01';
 const scale = Number(process.env.SIM_TIME_SCALE);
 const keepOpen = !process.argv.includes('--exit');
+// `--record <dir>`: save each lifecycle's history there, named by outcome (feeds test/replay/histories).
+const recordIdx = process.argv.indexOf('--record');
+const recordDir = recordIdx > 0 ? process.argv[recordIdx + 1] : undefined;
 const catalogueFile = process.env.DEMO_CATALOGUE ?? path.join(ROOT, 'infra/sim/scenarios/demo.json');
 
 async function portOr(preferred: number): Promise<number> {
@@ -147,6 +151,14 @@ async function main(): Promise<void> {
         .slice(0, 90),
     })),
   );
+  if (recordDir) {
+    for (const [i, h] of handles.entries()) {
+      const row = rows[i]!;
+      const file = path.join(recordDir, `${row.outcome === 'promoted' ? 'promoted' : `killed-${row.type}`}.json`);
+      const n = await exportHistory(client, h.workflowId, file);
+      say(`recorded ${n} events of ${h.workflowId} to ${file}`);
+    }
+  }
   const ui = temporal.uiUrl;
   if (ui) {
     console.log(`\nTemporal UI: ${ui}/namespaces/${temporal.namespace}/workflows`);

@@ -1,7 +1,9 @@
 import { type SimOffer, SimOfferSchema } from '../../infra/sim/scenario.js';
 
-let nextOffer = 5_000_000;
-let nextMachine = 70_000;
+// Test files share one database: start each file's ids in a block of its own.
+const block = Math.floor(Math.random() * 1_000_000) * 100;
+let nextOffer = 100_000_000 + block;
+let nextMachine = 100_000_000 + block;
 
 /** A Vast offer row with realistic fields (RAM in MB), plus the simulator's behaviour block. */
 export function simOffer(

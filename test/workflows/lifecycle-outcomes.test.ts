@@ -3,7 +3,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instanceLifecycle, lifecycleStatusQuery } from '../../workflows/index.js';
 import type { LifecycleResult } from '../../workflows/types.js';
-import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
+import { API_KEY, fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
+import { historyText } from '../helpers/history-text.js';
 import { simOffer } from '../helpers/offers.js';
 
 const SCALE = 0.01;
@@ -55,6 +56,10 @@ describe('instanceLifecycle outcomes', () => {
     const desc = await env.client.workflow.getHandle(id).describe();
     expect(desc.searchAttributes.Outcome).toEqual(['promoted']);
     expect(desc.searchAttributes.GpuModel).toEqual(['RTX 4090']);
+    // The Vast key lives only in the worker's config: no input, result or event carries it.
+    const history = historyText(await env.client.workflow.getHandle(id).fetchHistory());
+    expect(history).toContain('RTX 4090'); // payloads were decoded
+    expect(history).not.toContain(API_KEY);
   });
 
   it('kills a host whose rate is below the minimum, with the rate and timings as evidence', async () => {

@@ -64,6 +64,7 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
   const taken = new Set<number>();
   let nextId = 30_000_000 + Math.floor(Math.random() * 1_000_000);
   let chaos = opts.chaos ?? { rate429: 0, rate5xx: 0 };
+  const stats = { calls: 0, injected429: 0, injected5xx: 0 };
 
   const publicOffer = (o: SimOffer) => {
     const { sim: _sim, ...rest } = o;
@@ -151,11 +152,16 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
     if (req.headers.authorization !== `Bearer ${opts.apiKey}`) {
       return json(res, 401, { success: false, error: 'auth_error', msg: 'Invalid user key' });
     }
+    stats.calls++;
     if (Math.random() < chaos.rate429) {
+      stats.injected429++;
       res.writeHead(429, { 'Content-Type': 'text/plain' });
       return void res.end('API requests too frequent endpoint threshold=4.5');
     }
-    if (Math.random() < chaos.rate5xx) return json(res, 503, { detail: 'Service Unavailable' });
+    if (Math.random() < chaos.rate5xx) {
+      stats.injected5xx++;
+      return json(res, 503, { detail: 'Service Unavailable' });
+    }
 
     let m: RegExpExecArray | null;
     if (method === 'POST' && p === '/api/v0/bundles/') {
@@ -281,6 +287,7 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
   async function handleAdmin(method: string, p: string, req: http.IncomingMessage, res: http.ServerResponse) {
     let m: RegExpExecArray | null;
     if (method === 'GET' && p === '/_sim/ledger') return json(res, 200, sim.ledger());
+    if (method === 'GET' && p === '/_sim/stats') return json(res, 200, stats);
     if (method === 'POST' && p === '/_sim/chaos') {
       chaos = (await readBody(req)) as typeof chaos;
       return json(res, 200, { ok: true });
