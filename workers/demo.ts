@@ -154,7 +154,10 @@ async function main(): Promise<void> {
   if (recordDir) {
     for (const [i, h] of handles.entries()) {
       const row = rows[i]!;
-      const file = path.join(recordDir, `${row.outcome === 'promoted' ? 'promoted' : `killed-${row.type}`}.json`);
+      const file = path.join(
+        recordDir,
+        `${row.outcome === 'promoted' ? 'promoted' : `killed-${row.type}`}-${row.offer.id}.json`,
+      );
       const n = await exportHistory(client, h.workflowId, file);
       say(`recorded ${n} events of ${h.workflowId} to ${file}`);
     }

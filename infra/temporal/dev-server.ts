@@ -59,6 +59,9 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
   if (opts.dbFile) args.push('--db-filename', opts.dbFile);
   for (const sa of searchAttributeFlags()) args.push('--search-attribute', sa);
   const child: ChildProcess = spawn(cli, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  // A crashed parent must not leave a server holding the ports.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
   const address = `127.0.0.1:${port}`;
@@ -68,6 +71,7 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
     uiUrl: uiPort === null ? null : `http://127.0.0.1:${uiPort}`,
     namespace,
     async stop() {
+      process.removeListener('exit', killOnExit);
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));

@@ -23,10 +23,15 @@ describe('Vast API chaos', () => {
     });
     expect(result.outcome).toBe('promoted');
     expect(env.sim.ledger().filter((r) => r.offerId === offer.id)).toHaveLength(1);
-    const stats = (await (await fetch(`${env.sim.url}/_sim/stats`)).json()) as { injected429: number; injected5xx: number };
+    const stats = (await (await fetch(`${env.sim.url}/_sim/stats`)).json()) as {
+      injected429: number;
+      injected5xx: number;
+    };
     expect(stats.injected429 + stats.injected5xx).toBeGreaterThan(0);
     const history = await env.client.workflow.getHandle(id).fetchHistory();
-    const failedAttempts = (history.events ?? []).filter((e) => e.activityTaskStartedEventAttributes?.attempt && e.activityTaskStartedEventAttributes.attempt > 1);
+    const failedAttempts = (history.events ?? []).filter(
+      (e) => e.activityTaskStartedEventAttributes?.attempt && e.activityTaskStartedEventAttributes.attempt > 1,
+    );
     // Retries are visible in history as later attempts, never unbounded.
     for (const e of failedAttempts) expect(e.activityTaskStartedEventAttributes?.attempt).toBeLessThanOrEqual(8);
   });
