@@ -1,9 +1,10 @@
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
-import { instanceLifecycle, lifecycleStatusQuery } from '../workflows/index.js';
+import { instanceLifecycle } from '../workflows/index.js';
 import { CONTROL_TASK_QUEUE, lifecycleWorkflowId } from '../workflows/task-queues.js';
 import { exportHistory } from './cli/history.js';
 import { loadHistory, replayHistory } from './cli/replay.js';
+import { liveStatus } from './cli/status.js';
 
 const HELP = `gpu-fleet operator CLI
 
@@ -27,7 +28,8 @@ async function client(): Promise<Client> {
 
 function positiveInt(value: string | undefined, name: string): number {
   const n = Number(value);
-  if (!value || !Number.isInteger(n) || n <= 0) throw new UsageError(`${name} must be a positive integer, got ${value ?? '(nothing)'}`);
+  if (!value || !Number.isInteger(n) || n <= 0)
+    throw new UsageError(`${name} must be a positive integer, got ${value ?? '(nothing)'}`);
   return n;
 }
 
@@ -47,7 +49,9 @@ async function run(argv: string[]): Promise<number> {
       const offerId = positiveInt(rest[0], 'offerId');
       const minRate = values['min-rate'] === undefined ? undefined : Number(values['min-rate']);
       if (minRate !== undefined && !(minRate >= 0)) throw new UsageError(`--min-rate must be a number >= 0`);
-      const handle = await (await client()).workflow.start(instanceLifecycle, {
+      const handle = await (
+        await client()
+      ).workflow.start(instanceLifecycle, {
         taskQueue: CONTROL_TASK_QUEUE,
         workflowId: lifecycleWorkflowId(offerId),
         args: [{ offerId, ...(minRate === undefined ? {} : { minRate }) }],
@@ -58,14 +62,16 @@ async function run(argv: string[]): Promise<number> {
     case 'status': {
       const id = rest[0] ?? '';
       if (!id) throw new UsageError('status needs a workflow id');
-      console.log(JSON.stringify(await (await client()).workflow.getHandle(id).query(lifecycleStatusQuery), null, 2));
+      console.log(JSON.stringify(await liveStatus(await client(), id), null, 2));
       return 0;
     }
     case 'kill': {
       const id = rest[0] ?? '';
       if (!id) throw new UsageError('kill needs a workflow id');
       await (await client()).workflow.getHandle(id).cancel();
-      console.log(`cancellation requested for ${id}; the lifecycle destroys its instance and records CancelledByOperator`);
+      console.log(
+        `cancellation requested for ${id}; the lifecycle destroys its instance and records CancelledByOperator`,
+      );
       return 0;
     }
     case 'history': {
@@ -101,7 +107,9 @@ run(process.argv.slice(2))
     process.exitCode = code;
   })
   .catch((err: unknown) => {
-    console.error(err instanceof UsageError ? `error: ${err.message}\n\n${HELP}` : err instanceof Error ? err.message : err);
+    console.error(
+      err instanceof UsageError ? `error: ${err.message}\n\n${HELP}` : err instanceof Error ? err.message : err,
+    );
     process.exitCode = err instanceof UsageError ? 2 : 1;
   })
   .finally(() => conn?.close());

@@ -14,6 +14,11 @@ const jsonArgv = z.string().transform((s, ctx) => {
 const temporal = {
   TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  /** host:port for the Prometheus exporter; off when unset. */
+  METRICS_BIND: z
+    .string()
+    .regex(/^[^:]+:\d+$/, 'must be host:port, e.g. 0.0.0.0:9464')
+    .optional(),
 };
 
 /** Control worker: holds the Vast key and the database; runs workflows, Vast and store activities. */

@@ -2,10 +2,12 @@ import { NativeConnection } from '@temporalio/worker';
 import { migrate } from '../infra/sql/migrate.js';
 import { createPool } from '../activities/store/pool.js';
 import { ControlConfigSchema, loadConfig } from './config.js';
+import { installRuntime } from './runtime.js';
 import { createControlWorker } from './control-worker-factory.js';
 
 async function main(): Promise<void> {
   const cfg = loadConfig(ControlConfigSchema);
+  installRuntime({ metricsBind: cfg.METRICS_BIND });
   const pool = createPool(cfg.DATABASE_URL);
   await migrate(pool);
   const connection = await NativeConnection.connect({ address: cfg.TEMPORAL_ADDRESS });

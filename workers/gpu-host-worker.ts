@@ -3,10 +3,12 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { createGpuHostActivities } from '../activities/gpu-host/activities.js';
 import { DaemonSupervisor } from '../activities/gpu-host/daemon.js';
 import { GpuHostConfigSchema, loadConfig } from './config.js';
+import { installRuntime } from './runtime.js';
 
 /** Runs on the rented machine: polls only its own queue and drives the local cuzk-daemon. */
 async function main(): Promise<void> {
   const cfg = loadConfig(GpuHostConfigSchema);
+  installRuntime({ metricsBind: cfg.METRICS_BIND, logLevel: 'WARN' });
   await mkdir(cfg.WORK_DIR, { recursive: true });
   const supervisor = new DaemonSupervisor({
     command: cfg.CUZK_DAEMON_CMD,

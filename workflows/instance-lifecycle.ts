@@ -24,6 +24,7 @@ import {
 } from './activity-options.js';
 import { type Classified, classify, failureTypeOf, kill, type Origin } from './classify.js';
 import { lifecycleStatusQuery } from './definitions.js';
+import { fleetMetrics } from './metrics.js';
 import { FailureType } from './failures.js';
 import { planBenchmark } from './policy/concurrency.js';
 import { withDefaults } from './policy/defaults.js';
@@ -74,6 +75,7 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
     status.stage = stage;
     status.stageDeadline = budgetSec ? new Date(Date.now() + budgetSec * 1000).toISOString() : null;
     upsertSearchAttributes([{ key: SA.stage, value: stage }]);
+    fleetMetrics.stageEntered(stage);
     await store.recordEvent({
       workflowId,
       seq: ++seq,
@@ -112,6 +114,7 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
       hostTaskQueue: hostTaskQueue(label),
     });
     const offer = rented.offer;
+    fleetMetrics.rented(offer.dphTotal);
     status.instanceId = rented.instanceId;
     status.gpuName = offer.gpuName;
     upsertSearchAttributes([
@@ -195,6 +198,7 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
     status.benchmark = { completed: report.completed, requested: report.requested, elapsedMs: report.elapsedMs };
     status.rate = rate;
     upsertSearchAttributes([{ key: SA.benchRate, value: rate }]);
+    fleetMetrics.benchRate(rate, offer.gpuName);
     await store.recordBenchmark({ workflowId, offer, report, rate });
 
     await enter('evaluating');
@@ -223,6 +227,7 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
 
     await enter('promoted', undefined, { rate });
     upsertSearchAttributes([{ key: SA.outcome, value: 'promoted' }]);
+    fleetMetrics.outcome('promoted', '', offer.gpuName);
     await store.recordOutcome({
       workflowId,
       outcome: 'promoted',
@@ -262,6 +267,7 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
       try {
         await cleanupVast.destroyInstance(rented.instanceId);
         destroyed = true;
+        fleetMetrics.released(rented.offer.dphTotal);
       } catch (destroyErr) {
         await store.recordOutcome({
           workflowId,
@@ -288,6 +294,7 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
       machineId: rented?.offer.machineId ?? null,
       destroyed,
     });
+    fleetMetrics.outcome('killed', failure.type, rented?.offer.gpuName ?? 'unknown');
     await enter('killed', undefined, { failureType: failure.type, destroyed });
   }
 
@@ -330,7 +337,7 @@ async function benchmarkAgainstTimer(
   const timerScope = new CancellationScope();
   const batch = batchScope.run(() => bench.runBenchmark({ count, concurrency, proofDeadlineSec }));
   const timer = timerScope
-    .run(() => sleep(benchmarkSec * 1000))
+    .run(() => sleep(benchmarkSec * 1000, { summary: `benchmark deadline (${benchmarkSec} s)` }))
     .then(
       () => 'timer' as const,
       () => 'cancelled' as const,

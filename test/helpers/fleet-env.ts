@@ -5,6 +5,7 @@ import type pg from 'pg';
 import { inject } from 'vitest';
 import { createPool } from '../../activities/store/pool.js';
 import { type SimOffer } from '../../infra/sim/scenario.js';
+import { freePort } from '../../infra/temporal/dev-server.js';
 import { startVastSim, type VastSim } from '../../infra/sim/vast/server.js';
 import { createControlWorker, WORKFLOWS_PATH } from '../../workers/control-worker-factory.js';
 import type { LifecycleRequest } from '../../workflows/types.js';
@@ -16,8 +17,12 @@ export function workflowBundle(): Promise<{ code: string }> {
   return (bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') }));
 }
 
-// Workers log at WARN in tests so failures stay readable.
-Runtime.install({ logger: new DefaultLogger('WARN') });
+// Expected kills are logged by the SDK at WARN; tests log only errors so real failures stand out.
+export const METRICS_URL = `http://127.0.0.1:${await freePort()}/metrics`;
+Runtime.install({
+  logger: new DefaultLogger('ERROR'),
+  telemetryOptions: { metrics: { prometheus: { bindAddress: new URL(METRICS_URL).host } } },
+});
 
 export const API_KEY = 'test-vast-key-' + randomUUID();
 

@@ -3,7 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instanceLifecycle, lifecycleStatusQuery } from '../../workflows/index.js';
 import type { LifecycleResult } from '../../workflows/types.js';
-import { API_KEY, fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
+import { API_KEY, fastRequest, type FleetEnv, METRICS_URL, startFleetEnv } from '../helpers/fleet-env.js';
 import { historyText } from '../helpers/history-text.js';
 import { simOffer } from '../helpers/offers.js';
 
@@ -60,6 +60,10 @@ describe('instanceLifecycle outcomes', () => {
     const history = historyText(await env.client.workflow.getHandle(id).fetchHistory());
     expect(history).toContain('RTX 4090'); // payloads were decoded
     expect(history).not.toContain(API_KEY);
+    // Fleet metrics reach the worker's Prometheus endpoint.
+    const metrics = await (await fetch(METRICS_URL)).text();
+    expect(metrics).toMatch(/fleet_lifecycle_outcomes\S*\{[^}]*outcome="promoted"[^}]*\} 1/);
+    expect(metrics).toMatch(/fleet_benchmark_rate_bucket\{[^}]*gpu="RTX 4090"/);
   });
 
   it('kills a host whose rate is below the minimum, with the rate and timings as evidence', async () => {
