@@ -2,7 +2,9 @@ import { fileURLToPath } from 'node:url';
 import type { NativeConnection } from '@temporalio/worker';
 import { Worker } from '@temporalio/worker';
 import type pg from 'pg';
+import type { Client } from '@temporalio/client';
 import { createStoreActivities } from '../activities/store/activities.js';
+import { createTemporalActivities } from '../activities/temporal/activities.js';
 import { VastClient } from '../activities/vast/client.js';
 import { createVastActivities } from '../activities/vast/activities.js';
 import { CONTROL_TASK_QUEUE } from '../workflows/task-queues.js';
@@ -14,7 +16,7 @@ export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', imp
 export async function createControlWorker(
   cfg: ControlConfig,
   pool: pg.Pool,
-  opts: { connection: NativeConnection; taskQueue?: string; workflowBundle?: { code: string } },
+  opts: { connection: NativeConnection; client: Client; taskQueue?: string; workflowBundle?: { code: string } },
 ): Promise<Worker> {
   const vast = new VastClient({ baseUrl: cfg.VAST_API_URL, apiKey: cfg.VAST_API_KEY });
   const hostEnv = {
@@ -29,6 +31,7 @@ export async function createControlWorker(
     activities: {
       ...createVastActivities({ vast, hostEnv, pollIntervalMs: cfg.VAST_POLL_INTERVAL_MS }),
       ...createStoreActivities({ pool }),
+      ...createTemporalActivities({ client: opts.client }),
     },
   });
 }

@@ -1,3 +1,4 @@
+import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { migrate } from '../infra/sql/migrate.js';
 import { createPool } from '../activities/store/pool.js';
@@ -11,10 +12,13 @@ async function main(): Promise<void> {
   const pool = createPool(cfg.DATABASE_URL);
   await migrate(pool);
   const connection = await NativeConnection.connect({ address: cfg.TEMPORAL_ADDRESS });
+  const clientConnection = await Connection.connect({ address: cfg.TEMPORAL_ADDRESS });
   try {
-    const worker = await createControlWorker(cfg, pool, { connection });
+    const client = new Client({ connection: clientConnection, namespace: cfg.TEMPORAL_NAMESPACE });
+    const worker = await createControlWorker(cfg, pool, { connection, client });
     await worker.run();
   } finally {
+    await clientConnection.close();
     await connection.close();
     await pool.end();
   }

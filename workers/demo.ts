@@ -66,6 +66,8 @@ async function main(): Promise<void> {
   );
 
   const nativeConnection = await NativeConnection.connect({ address: temporal.address });
+  const connection = await Connection.connect({ address: temporal.address });
+  const client = new Client({ connection, namespace: temporal.namespace });
   const worker = await createControlWorker(
     {
       TEMPORAL_ADDRESS: temporal.address,
@@ -77,12 +79,10 @@ async function main(): Promise<void> {
       VAST_POLL_INTERVAL_MS: 250,
     },
     pool,
-    { connection: nativeConnection },
+    { connection: nativeConnection, client },
   );
   const workerRun = worker.run();
 
-  const connection = await Connection.connect({ address: temporal.address });
-  const client = new Client({ connection, namespace: temporal.namespace });
   const minRate = 29;
   const run = `${Date.now().toString(36)}`;
   say(`starting ${catalogue.offers.length} lifecycles (minimum ${minRate} proofs/h, 12-proof benchmark, 45-min timer)`);

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { boundTail, type FailureType } from '../../workflows/failures.js';
+import type { PerfHistory } from '../../workflows/policy/offer-ranking.js';
 import type { BenchmarkReport, OfferFacts, Outcome } from '../../workflows/types.js';
 import { countsAgainstMachine, shouldMarkBad } from './bad-machine-rule.js';
 import * as q from './queries.js';
@@ -95,6 +96,38 @@ export function createStoreActivities({ pool }: StoreActivityDeps) {
 
     async listBadMachines(): Promise<number[]> {
       return q.listBadMachineIds(pool);
+    },
+
+    /** Per machine: its last benchmark; per GPU model: the mean rate per GPU over its machines. */
+    async perfHistory(): Promise<PerfHistory> {
+      const rows = await q.perfByMachine(pool);
+      const byMachine: Record<string, number> = {};
+      const sums: Record<string, { total: number; n: number }> = {};
+      for (const r of rows) {
+        byMachine[String(r.machineId)] = r.rate;
+        const s = (sums[r.gpuName] ??= { total: 0, n: 0 });
+        s.total += r.rate / Math.max(1, r.numGpus);
+        s.n++;
+      }
+      const perGpuByModel = Object.fromEntries(Object.entries(sums).map(([k, v]) => [k, v.total / v.n]));
+      return { byMachine, perGpuByModel };
+    },
+
+    async rentedInstances(): Promise<q.FleetRow[]> {
+      return q.rentedRows(pool);
+    },
+
+    /** Operator override of the bad-machine rule; false when the machine was never marked. */
+    async markMachine(input: {
+      machineId: number;
+      action: 'bad' | 'ignore' | 'unignore';
+      reason: string;
+    }): Promise<boolean> {
+      if (input.action === 'bad') {
+        await q.markBad(pool, input.machineId, input.reason, 'operator');
+        return true;
+      }
+      return q.setIgnored(pool, input.machineId, input.action === 'ignore');
     },
   };
 }

@@ -156,3 +156,67 @@ export async function insertLogTail(db: Db, workflowId: string, source: string, 
     [workflowId, source, text],
   );
 }
+
+export interface FleetRow {
+  workflowId: string;
+  offerId: number;
+  machineId: number | null;
+  outcome: string | null;
+  benchRate: number | null;
+  dphTotal: number | null;
+}
+
+/** Instances still rented: promoted ones and lifecycles that have not ended. */
+export async function rentedRows(db: Db): Promise<FleetRow[]> {
+  const res = await db.query<{
+    workflow_id: string;
+    offer_id: string;
+    machine_id: string | null;
+    outcome: string | null;
+    bench_rate: number | null;
+    dph_total: number | null;
+  }>(`SELECT workflow_id, offer_id, machine_id, outcome, bench_rate, dph_total FROM instances
+      WHERE destroyed_at IS NULL AND (outcome IS NULL OR outcome = 'promoted')`);
+  return res.rows.map((r) => ({
+    workflowId: r.workflow_id,
+    offerId: Number(r.offer_id),
+    machineId: r.machine_id === null ? null : Number(r.machine_id),
+    outcome: r.outcome,
+    benchRate: r.bench_rate,
+    dphTotal: r.dph_total,
+  }));
+}
+
+export async function perfByMachine(
+  db: Db,
+): Promise<Array<{ machineId: number; gpuName: string; numGpus: number; rate: number }>> {
+  const res = await db.query<{ machine_id: string; gpu_name: string; num_gpus: number; last_rate: number }>(
+    'SELECT machine_id, gpu_name, num_gpus, last_rate FROM host_perf WHERE last_rate IS NOT NULL',
+  );
+  return res.rows.map((r) => ({
+    machineId: Number(r.machine_id),
+    gpuName: r.gpu_name,
+    numGpus: r.num_gpus,
+    rate: r.last_rate,
+  }));
+}
+
+export async function setIgnored(db: Db, machineId: number, ignored: boolean): Promise<boolean> {
+  const res = await db.query('UPDATE bad_machines SET ignored = $2 WHERE machine_id = $1', [machineId, ignored]);
+  return res.rowCount === 1;
+}
+
+export async function listBadMachineRows(
+  db: Db,
+): Promise<Array<{ machineId: number; reason: string; source: string; ignored: boolean; markedAt: string }>> {
+  const res = await db.query<{ machine_id: string; reason: string; source: string; ignored: boolean; marked_at: Date }>(
+    'SELECT machine_id, reason, source, ignored, marked_at FROM bad_machines ORDER BY marked_at DESC',
+  );
+  return res.rows.map((r) => ({
+    machineId: Number(r.machine_id),
+    reason: r.reason,
+    source: r.source,
+    ignored: r.ignored,
+    markedAt: r.marked_at.toISOString(),
+  }));
+}

@@ -96,6 +96,27 @@ export function createVastActivities(deps: VastActivityDeps) {
       }
     },
 
+    /** Offer search in Vast's query format; only offers that parse are returned (bad rows are reported). */
+    async searchOffers(query: Record<string, unknown>): Promise<OfferFacts[]> {
+      const offers = await call(() => vast.searchOffers(query));
+      return offers.map(offerFacts);
+    },
+
+    /** Every instance this fleet owns, found by its label prefix (the v1 list pages through all). */
+    async listFleetInstances(
+      labelPrefix: string,
+    ): Promise<Array<{ instanceId: number; label: string; status: string | null; machineId: number | null }>> {
+      const all = await call(() => vast.listInstances({}));
+      return all
+        .filter((i) => i.label?.startsWith(labelPrefix))
+        .map((i) => ({
+          instanceId: i.id,
+          label: i.label ?? '',
+          status: i.actual_status ?? null,
+          machineId: i.machine_id ?? null,
+        }));
+    },
+
     /** Polls until running; fails fast on states the docs say never reach running. */
     async awaitRunning(input: AwaitRunningInput): Promise<{ status: string }> {
       let last: Instance | null = null;

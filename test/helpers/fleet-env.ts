@@ -43,6 +43,8 @@ export async function startFleetEnv(offers: SimOffer[], opts: { workerApiKey?: s
   const pool = createPool(inject('databaseUrl'), 4);
   const nativeConnection = await NativeConnection.connect({ address });
   const taskQueue = `test-control-${randomUUID()}`;
+  const connection = await Connection.connect({ address });
+  const client = new Client({ connection });
   const worker = await createControlWorker(
     {
       TEMPORAL_ADDRESS: address,
@@ -54,11 +56,9 @@ export async function startFleetEnv(offers: SimOffer[], opts: { workerApiKey?: s
       VAST_POLL_INTERVAL_MS: 200,
     },
     pool,
-    { connection: nativeConnection, taskQueue, workflowBundle: await workflowBundle() },
+    { connection: nativeConnection, client, taskQueue, workflowBundle: await workflowBundle() },
   );
   const workerRun = worker.run();
-  const connection = await Connection.connect({ address });
-  const client = new Client({ connection });
   return {
     client,
     sim,

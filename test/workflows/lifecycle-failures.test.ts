@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { liveStatus } from '../../workers/cli/status.js';
 import { instanceLifecycle } from '../../workflows/index.js';
 import { expectCleanedUp, expectKilled } from '../helpers/expect-kill.js';
 import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
@@ -186,6 +187,15 @@ describe('every failure of the seeds is typed, carries evidence, and cleans up',
       expect(stage).not.toMatch(/^kill/);
       await new Promise((r) => setTimeout(r, 100));
     }
+    // Live progress: the status query merged with the batch's heartbeat, as `cli status` prints it.
+    let live = await liveStatus(env.client, handle.workflowId);
+    for (let i = 0; i < 100 && live.activity?.type !== 'runBenchmark'; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      live = await liveStatus(env.client, handle.workflowId);
+    }
+    expect(live.stage).toBe('benchmark');
+    expect(live.stageDeadline).not.toBeNull();
+    expect(live.activity?.type).toBe('runBenchmark');
     const inst = env.sim.ledger().find((r) => r.offerId === o.preempted.id);
     await fetch(`${env.sim.url}/_sim/instances/${inst?.id}/preempt`, { method: 'POST' });
     const k = await expectKilled(env, handle.workflowId, 'already-started', 'HostLost');

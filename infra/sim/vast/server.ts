@@ -62,6 +62,8 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
   const offers = new Map(opts.offers.map((o) => [o.id, o]));
   const instances = new Map<number, SimInstance>();
   const taken = new Set<number>();
+  // Offers still listed but rented by someone else the moment we try: the search-then-create race.
+  const racedAway = new Set<number>();
   let nextId = 30_000_000 + Math.floor(Math.random() * 1_000_000);
   let chaos = opts.chaos ?? { rate429: 0, rate5xx: 0 };
   const stats = { calls: 0, injected429: 0, injected5xx: 0 };
@@ -183,7 +185,7 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
       const offerId = Number(m[1]);
       const body = (await readBody(req)) as Record<string, unknown>;
       const offer = offers.get(offerId);
-      if (!offer || taken.has(offerId)) {
+      if (!offer || taken.has(offerId) || racedAway.has(offerId)) {
         return json(res, 404, {
           success: false,
           error: 'invalid_args',
@@ -294,6 +296,10 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
     }
     if (method === 'POST' && (m = /^\/_sim\/offers\/(\d+)\/take$/.exec(p))) {
       taken.add(Number(m[1]));
+      return json(res, 200, { ok: true });
+    }
+    if (method === 'POST' && (m = /^\/_sim\/offers\/(\d+)\/race$/.exec(p))) {
+      racedAway.add(Number(m[1]));
       return json(res, 200, { ok: true });
     }
     if (method === 'POST' && (m = /^\/_sim\/instances\/(\d+)\/preempt$/.exec(p))) {

@@ -1,0 +1,175 @@
+import {
+  ApplicationFailure,
+  ChildWorkflowFailure,
+  ParentClosePolicy,
+  proxyActivities,
+  proxyLocalActivities,
+  sleep,
+  startChild,
+} from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import type { StoreActivities } from '../activities/store/activities.js';
+import type { TemporalActivities } from '../activities/temporal/activities.js';
+import type { VastActivities } from '../activities/vast/activities.js';
+import { storeOptions, vastApiOptions } from './activity-options.js';
+import { FailureType } from './failures.js';
+import { instanceLifecycle } from './instance-lifecycle.js';
+import { chooseOffers, type FleetTarget, rankOffers, type RankedOffer } from './policy/offer-ranking.js';
+import { lifecycleWorkflowId } from './task-queues.js';
+import type { LifecycleRequest } from './types.js';
+
+const vast = proxyActivities<VastActivities>(vastApiOptions);
+const temporal = proxyActivities<TemporalActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { maximumAttempts: 5 },
+});
+const store = proxyLocalActivities<StoreActivities>(storeOptions);
+
+export interface OfferFilter {
+  gpuModels: string[];
+  minRamMb: number;
+  minReliability: number;
+  minCuda: number;
+  maxOfferDph: number;
+}
+
+export interface FleetScalerInput extends FleetTarget {
+  filter: OfferFilter;
+  /** How long to watch new lifecycles for a taken offer before moving on (seconds). */
+  offerCheckSec: number;
+  /** Overrides passed to every lifecycle started (durations, proofs); offerId and minRate are set here. */
+  lifecycle?: Omit<LifecycleRequest, 'offerId' | 'minRate'>;
+}
+
+export interface FleetScalerResult {
+  started: Array<{ offerId: number; workflowId: string; source: RankedOffer['source']; predictedRate: number | null }>;
+  skipped: Array<{ offerId: number; why: string }>;
+  fleetRate: number;
+  fleetDph: number;
+}
+
+/** Vast's offer query for the filter (RAM in MB). */
+export function offerQuery(f: OfferFilter): Record<string, unknown> {
+  return {
+    gpu_name: { in: f.gpuModels },
+    cpu_ram: { gte: f.minRamMb },
+    reliability2: { gte: f.minReliability },
+    cuda_max_good: { gte: f.minCuda },
+    dph_total: { lte: f.maxOfferDph },
+    rentable: { eq: true },
+    order: [['dph_total', 'asc']],
+    type: 'on-demand',
+    limit: 64,
+  };
+}
+
+/**
+ * One run of the scaler, started by a Temporal Schedule: reads the fleet, ranks offers by what past
+ * benchmarks predict per dollar, and starts lifecycles toward the target within budget and caps. Each
+ * run is a short workflow of its own (the schedule is the loop), so history stays small.
+ */
+export async function fleetScaler(input: FleetScalerInput): Promise<FleetScalerResult> {
+  const [rented, running, perf, bad, offers] = await Promise.all([
+    store.rentedInstances(),
+    temporal.runningLifecycleIds(),
+    store.perfHistory(),
+    store.listBadMachines(),
+    vast.searchOffers(offerQuery(input.filter)),
+  ]);
+  const runningSet = new Set(running);
+  const promoted = rented
+    .filter((r) => r.outcome === 'promoted')
+    .map((r) => ({ rate: r.benchRate ?? 0, dph: r.dphTotal ?? 0 }));
+  const inFlightRows = rented.filter((r) => r.outcome === null && runningSet.has(r.workflowId));
+  const known = new Set(inFlightRows.map((r) => r.workflowId));
+  const inFlight = [
+    ...inFlightRows.map((r) => ({ dph: r.dphTotal ?? 0, predictedRate: null })),
+    // Started so recently that it has no row yet: it still takes a benchmark slot.
+    ...running
+      .filter((id) => !known.has(id) && !rented.some((r) => r.workflowId === id))
+      .map(() => ({ dph: 0, predictedRate: null })),
+  ];
+  const busyOffers = new Set(rented.map((r) => r.offerId));
+  let ranked = rankOffers(
+    offers.filter((o) => !busyOffers.has(o.offerId)),
+    perf,
+    bad,
+    input.minRate,
+  );
+  const result: FleetScalerResult = {
+    started: [],
+    skipped: [],
+    fleetRate: promoted.reduce((s, p) => s + p.rate, 0),
+    fleetDph: [...promoted, ...inFlight].reduce((s, p) => s + p.dph, 0),
+  };
+
+  // Offers this run has started and that still count against the caps.
+  let live: RankedOffer[] = [];
+  // A taken offer fails its lifecycle within seconds: replace it with the next offer, a few rounds at most.
+  for (let round = 0; round < 3; round++) {
+    const fleetNow = {
+      promoted,
+      inFlight: [...inFlight, ...live.map((o) => ({ dph: o.dphTotal, predictedRate: o.predictedRate }))],
+    };
+    const chosen = chooseOffers(ranked, fleetNow, input);
+    if (chosen.length === 0) break;
+    const children = [];
+    for (const o of chosen) {
+      try {
+        const child = await startChild(instanceLifecycle, {
+          workflowId: lifecycleWorkflowId(o.offerId),
+          args: [{ ...input.lifecycle, offerId: o.offerId, minRate: input.minRate }],
+          // The lifecycle outlives this scaler run.
+          parentClosePolicy: ParentClosePolicy.ABANDON,
+        });
+        result.started.push({
+          offerId: o.offerId,
+          workflowId: child.workflowId,
+          source: o.source,
+          predictedRate: o.predictedRate,
+        });
+        live.push(o);
+        children.push({ offer: o, result: child.result() });
+      } catch (err) {
+        // The id is the offer: a running lifecycle on this offer makes renting it twice impossible.
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+        result.skipped.push({ offerId: o.offerId, why: 'a lifecycle for this offer is already running' });
+      }
+      ranked = without(ranked, o.offerId);
+    }
+    const taken = await offersTakenWithin(children, input.offerCheckSec);
+    if (taken.length === 0) break;
+    for (const offerId of taken) {
+      result.started = result.started.filter((s) => s.offerId !== offerId);
+      live = live.filter((o) => o.offerId !== offerId);
+      result.skipped.push({ offerId, why: FailureType.OfferUnavailable });
+    }
+  }
+  return result;
+}
+
+async function offersTakenWithin(
+  children: Array<{ offer: RankedOffer; result: Promise<unknown> }>,
+  seconds: number,
+): Promise<number[]> {
+  const taken: number[] = [];
+  const watched = children.map(({ offer, result }) =>
+    result.then(
+      () => undefined,
+      (err: unknown) => {
+        const cause = err instanceof ChildWorkflowFailure ? err.cause : err;
+        if (cause instanceof ApplicationFailure && cause.type === FailureType.OfferUnavailable)
+          taken.push(offer.offerId);
+      },
+    ),
+  );
+  await Promise.race([Promise.all(watched), sleep(seconds * 1000)]);
+  return taken;
+}
+
+function without(r: { known: RankedOffer[]; explore: RankedOffer[] }, offerId: number) {
+  return {
+    known: r.known.filter((o) => o.offerId !== offerId),
+    explore: r.explore.filter((o) => o.offerId !== offerId),
+  };
+}
