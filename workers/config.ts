@@ -40,6 +40,8 @@ export const GpuHostConfigSchema = z.object({
   CUZK_ADDRESS: z.string().min(1).default('127.0.0.1:9820'),
   CUZK_DAEMON_CMD: jsonArgv.default(['cuzk-daemon']),
   PARAMFETCH_CMD: jsonArgv.default(['curio', 'fetch-params', '32GiB']),
+  /** What proves for real once the host is promoted (fed to the same daemon). */
+  PRODUCTION_CMD: jsonArgv.default(['curio', 'run', '--layers', 'gpu']),
   PARAM_CACHE_DIR: z.string().min(1).default('/var/tmp/filecoin-proof-parameters'),
   WORK_DIR: z.string().min(1).default('/var/lib/gpu-host'),
   C1_PATH: z.string().min(1).default('/data/32gbench/c1.json'),

@@ -1,7 +1,9 @@
 import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createGpuHostActivities } from '../activities/gpu-host/activities.js';
 import { DaemonSupervisor } from '../activities/gpu-host/daemon.js';
+import { ProductionRunner } from '../activities/gpu-host/production.js';
 import { GpuHostConfigSchema, loadConfig } from './config.js';
 import { installRuntime } from './runtime.js';
 
@@ -16,6 +18,7 @@ async function main(): Promise<void> {
     workDir: cfg.WORK_DIR,
     paramCacheDir: cfg.PARAM_CACHE_DIR,
   });
+  const production = new ProductionRunner(cfg.PRODUCTION_CMD, path.join(cfg.WORK_DIR, 'production.log'));
   const connection = await NativeConnection.connect({ address: cfg.TEMPORAL_ADDRESS });
   const worker = await Worker.create({
     connection,
@@ -23,6 +26,7 @@ async function main(): Promise<void> {
     taskQueue: cfg.HOST_TASK_QUEUE,
     activities: createGpuHostActivities({
       supervisor,
+      production,
       cuzkAddress: cfg.CUZK_ADDRESS,
       paramfetchCommand: cfg.PARAMFETCH_CMD,
       c1Path: cfg.C1_PATH,
@@ -35,6 +39,7 @@ async function main(): Promise<void> {
   try {
     await worker.run();
   } finally {
+    production.stop();
     await supervisor.stop();
     await connection.close();
   }

@@ -16,6 +16,8 @@ export const FailureType = {
   HostNeverConnected: 'HostNeverConnected',
   OfferUnavailable: 'OfferUnavailable',
   HostLost: 'HostLost',
+  RateDegraded: 'RateDegraded',
+  PriceAboveBudget: 'PriceAboveBudget',
   VastApiError: 'VastApiError',
   CancelledByOperator: 'CancelledByOperator',
   DestroyFailed: 'DestroyFailed',

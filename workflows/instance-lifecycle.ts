@@ -1,5 +1,8 @@
 import {
   type ActivityInterfaceFor,
+  ContinueAsNew,
+  continueAsNew,
+  patched,
   ApplicationFailure,
   CancellationScope,
   CancelledFailure,
@@ -23,7 +26,7 @@ import {
   vastApiOptions,
 } from './activity-options.js';
 import { type Classified, classify, failureTypeOf, kill, type Origin } from './classify.js';
-import { lifecycleStatusQuery } from './definitions.js';
+import { lifecycleStatusQuery, promoteOverrideSignal } from './definitions.js';
 import { fleetMetrics } from './metrics.js';
 import { FailureType } from './failures.js';
 import { planBenchmark } from './policy/concurrency.js';
@@ -41,6 +44,8 @@ import type {
 } from './types.js';
 
 const vast = proxyActivities<VastActivities>(vastApiOptions);
+/** patched() id of the promoted-instance watch, added after the first recorded histories. */
+export const WATCH_PROMOTED_PATCH = 'watch-promoted-instances';
 const cleanupVast = proxyActivities<VastActivities>(destroyOptions);
 // Store writes are fast and local to the control worker: local activities keep them out of the event count.
 const store = proxyLocalActivities<StoreActivities>(storeOptions);
@@ -66,6 +71,10 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
     failureType: null,
   };
   setHandler(lifecycleStatusQuery, () => status);
+  const override: { promote: { operator: string; reason: string } | null } = { promote: null };
+  setHandler(promoteOverrideSignal, (o) => {
+    override.promote = o;
+  });
   let seq = 0;
   let rented: RentedInstance | null = null;
   let origin: Origin = 'workflow';
@@ -94,150 +103,167 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
   };
 
   try {
-    upsertSearchAttributes([{ key: SA.offerId, value: input.offerId }]);
-    // The row exists before renting, so even a lifecycle that never gets an instance has its kill recorded.
-    await store.recordInstance({
-      workflowId,
-      offerId: input.offerId,
-      instanceId: null,
-      offer: null,
-      label,
-      stage: 'provisioning',
-    });
-    await enter('provisioning');
-    origin = 'vast';
-    rented = await vast.rentOffer({
-      offerId: input.offerId,
-      label,
-      image: input.image,
-      diskGb: input.diskGb,
-      hostTaskQueue: hostTaskQueue(label),
-    });
-    const offer = rented.offer;
-    fleetMetrics.rented(offer.dphTotal);
-    status.instanceId = rented.instanceId;
-    status.gpuName = offer.gpuName;
-    upsertSearchAttributes([
-      { key: SA.vastInstanceId, value: rented.instanceId },
-      { key: SA.gpuModel, value: offer.gpuName },
-      { key: SA.gpuCount, value: offer.numGpus },
-      { key: SA.machineId, value: String(offer.machineId) },
-    ]);
-    await store.recordInstance({
-      workflowId,
-      offerId: input.offerId,
-      instanceId: rented.instanceId,
-      offer,
-      label,
-      stage: 'provisioning',
-    });
+    if (input.resume) {
+      // A watched promoted instance continuing as new: pick up where the last run left off.
+      rented = input.resume.rented;
+      seq = input.resume.seq;
+      status.instanceId = rented.instanceId;
+      status.gpuName = rented.offer.gpuName;
+      status.rate = input.resume.benchRate;
+      status.stage = 'promoted';
+      hostConnected = true;
+      origin = 'host';
+    } else {
+      upsertSearchAttributes([{ key: SA.offerId, value: input.offerId }]);
+      // The row exists before renting, so even a lifecycle that never gets an instance has its kill recorded.
+      await store.recordInstance({
+        workflowId,
+        offerId: input.offerId,
+        instanceId: null,
+        offer: null,
+        label,
+        stage: 'provisioning',
+      });
+      await enter('provisioning');
+      origin = 'vast';
+      rented = await vast.rentOffer({
+        offerId: input.offerId,
+        label,
+        image: input.image,
+        diskGb: input.diskGb,
+        hostTaskQueue: hostTaskQueue(label),
+      });
+      const offer = rented.offer;
+      fleetMetrics.rented(offer.dphTotal);
+      status.instanceId = rented.instanceId;
+      status.gpuName = offer.gpuName;
+      upsertSearchAttributes([
+        { key: SA.vastInstanceId, value: rented.instanceId },
+        { key: SA.gpuModel, value: offer.gpuName },
+        { key: SA.gpuCount, value: offer.numGpus },
+        { key: SA.machineId, value: String(offer.machineId) },
+      ]);
+      await store.recordInstance({
+        workflowId,
+        offerId: input.offerId,
+        instanceId: rented.instanceId,
+        offer,
+        label,
+        stage: 'provisioning',
+      });
 
-    await enter('waiting_running', t.waitRunningSec);
-    await proxyActivities<VastActivities>(awaitRunningOptions(t)).awaitRunning({
-      instanceId: rented.instanceId,
-      deadlineMs: Date.now() + t.waitRunningSec * 1000,
-    });
+      await enter('waiting_running', t.waitRunningSec);
+      await proxyActivities<VastActivities>(awaitRunningOptions(t)).awaitRunning({
+        instanceId: rented.instanceId,
+        deadlineMs: Date.now() + t.waitRunningSec * 1000,
+      });
 
-    await enter('paramfetch', t.paramfetchSec);
-    origin = 'host-first';
-    await host.first.paramfetch({ stallSec: t.paramfetchStallSec });
-    hostConnected = true;
-    origin = 'host';
+      await enter('paramfetch', t.paramfetchSec);
+      origin = 'host-first';
+      await host.first.paramfetch({ stallSec: t.paramfetchStallSec });
+      hostConnected = true;
+      origin = 'host';
 
-    const plan = planBenchmark(offer.numGpus, offer.cpuRamMb, input.concurrency);
-    const { pceCached } = await host.quick.inspectHost();
-    // Making the PCE cache with many partition workers OOM-killed low-RAM hosts: warm up with few.
-    const warmupWorkers = pceCached ? plan.partitionWorkers : plan.warmupPartitionWorkers;
-    let restartsLeft = input.transportErrorRestarts;
+      const plan = planBenchmark(offer.numGpus, offer.cpuRamMb, input.concurrency);
+      const { pceCached } = await host.quick.inspectHost();
+      // Making the PCE cache with many partition workers OOM-killed low-RAM hosts: warm up with few.
+      const warmupWorkers = pceCached ? plan.partitionWorkers : plan.warmupPartitionWorkers;
+      let restartsLeft = input.transportErrorRestarts;
 
-    /** The seeds' remedy for a dropped stream on a fresh daemon: restart it once and prove again. */
-    async function proveWithRemedy(step: 'warmup' | 'post_restart_warmup', workers: number): Promise<void> {
-      for (;;) {
-        try {
-          await host.step.warmupProof({ step, proofDeadlineSec: t.proofDeadlineSec });
-          return;
-        } catch (err) {
-          if (failureTypeOf(err) !== FailureType.DaemonTransportError || restartsLeft <= 0) throw err;
-          restartsLeft--;
-          await store.recordEvent({
-            workflowId,
-            seq: ++seq,
-            stage: step,
-            message: 'transport error: restarting daemon once',
-            at: new Date().toISOString(),
-          });
-          await host.step.startDaemon({ partitionWorkers: workers, readySec: t.daemonReadySec });
+      /** The seeds' remedy for a dropped stream on a fresh daemon: restart it once and prove again. */
+      async function proveWithRemedy(step: 'warmup' | 'post_restart_warmup', workers: number): Promise<void> {
+        for (;;) {
+          try {
+            await host.step.warmupProof({ step, proofDeadlineSec: t.proofDeadlineSec });
+            return;
+          } catch (err) {
+            if (failureTypeOf(err) !== FailureType.DaemonTransportError || restartsLeft <= 0) throw err;
+            restartsLeft--;
+            await store.recordEvent({
+              workflowId,
+              seq: ++seq,
+              stage: step,
+              message: 'transport error: restarting daemon once',
+              at: new Date().toISOString(),
+            });
+            await host.step.startDaemon({ partitionWorkers: workers, readySec: t.daemonReadySec });
+          }
         }
       }
-    }
 
-    await enter('warmup', t.daemonReadySec + t.proofDeadlineSec, { partitionWorkers: warmupWorkers, pceCached });
-    await host.step.startDaemon({ partitionWorkers: warmupWorkers, readySec: t.daemonReadySec });
-    await proveWithRemedy('warmup', warmupWorkers);
+      await enter('warmup', t.daemonReadySec + t.proofDeadlineSec, { partitionWorkers: warmupWorkers, pceCached });
+      await host.step.startDaemon({ partitionWorkers: warmupWorkers, readySec: t.daemonReadySec });
+      await proveWithRemedy('warmup', warmupWorkers);
 
-    if (warmupWorkers !== plan.partitionWorkers) {
-      await enter('restart', t.daemonReadySec, { partitionWorkers: plan.partitionWorkers });
-      await host.step.startDaemon({ partitionWorkers: plan.partitionWorkers, readySec: t.daemonReadySec });
-      // The first proof after a restart is slow (kernel compile, PCE re-extract): keep it out of the timed batch.
-      await enter('post_restart_warmup', t.proofDeadlineSec);
-      await proveWithRemedy('post_restart_warmup', plan.partitionWorkers);
-    }
+      if (warmupWorkers !== plan.partitionWorkers) {
+        await enter('restart', t.daemonReadySec, { partitionWorkers: plan.partitionWorkers });
+        await host.step.startDaemon({ partitionWorkers: plan.partitionWorkers, readySec: t.daemonReadySec });
+        // The first proof after a restart is slow (kernel compile, PCE re-extract): keep it out of the timed batch.
+        await enter('post_restart_warmup', t.proofDeadlineSec);
+        await proveWithRemedy('post_restart_warmup', plan.partitionWorkers);
+      }
 
-    await enter('benchmark', t.benchmarkSec, { proofs: input.benchmarkProofs, concurrency: plan.concurrency });
-    status.benchmark = { completed: 0, requested: input.benchmarkProofs, elapsedMs: 0 };
-    const report = await benchmarkAgainstTimer(
-      host.bench,
-      input.benchmarkProofs,
-      plan.concurrency,
-      t.benchmarkSec,
-      t.proofDeadlineSec,
-    );
-    // An operator's cancel also stops the batch, which then returns normally: never promote after it.
-    if (CancellationScope.current().consideredCancelled) throw new CancelledFailure('cancelled during benchmark');
-    const rate = proofsPerHour(report.completed, report.elapsedMs);
-    status.benchmark = { completed: report.completed, requested: report.requested, elapsedMs: report.elapsedMs };
-    status.rate = rate;
-    upsertSearchAttributes([{ key: SA.benchRate, value: rate }]);
-    fleetMetrics.benchRate(rate, offer.gpuName);
-    await store.recordBenchmark({ workflowId, offer, report, rate });
-
-    await enter('evaluating');
-    if (report.stoppedEarly) {
-      throw kill(
-        FailureType.BenchmarkTimeout,
-        `benchmark did not finish within ${t.benchmarkSec} s (${report.completed}/${report.requested} proofs)`,
-        {
-          completed: report.completed,
-          requested: report.requested,
-          elapsedMs: report.elapsedMs,
-          expectedMs: expectedBatchMs(report.requested, input.minRate),
-          rate,
-        },
+      await enter('benchmark', t.benchmarkSec, { proofs: input.benchmarkProofs, concurrency: plan.concurrency });
+      status.benchmark = { completed: 0, requested: input.benchmarkProofs, elapsedMs: 0 };
+      const report = await benchmarkAgainstTimer(
+        host.bench,
+        input.benchmarkProofs,
+        plan.concurrency,
+        t.benchmarkSec,
+        t.proofDeadlineSec,
       );
-    }
-    const verdict = judgeRate(rate, input.minRate);
-    if (!verdict.keep) {
-      throw kill(FailureType.BenchRateBelowMin, `${rate} proofs/h is below the minimum of ${input.minRate}`, {
-        rate,
-        minRate: input.minRate,
-        timings: report.timings,
-        elapsedMs: report.elapsedMs,
+      // An operator's cancel also stops the batch, which then returns normally: never promote after it.
+      if (CancellationScope.current().consideredCancelled) throw new CancelledFailure('cancelled during benchmark');
+      const rate = proofsPerHour(report.completed, report.elapsedMs);
+      status.benchmark = { completed: report.completed, requested: report.requested, elapsedMs: report.elapsedMs };
+      status.rate = rate;
+      upsertSearchAttributes([{ key: SA.benchRate, value: rate }]);
+      fleetMetrics.benchRate(rate, offer.gpuName);
+      await store.recordBenchmark({ workflowId, offer, report, rate });
+
+      await enter('evaluating');
+      if (report.stoppedEarly) {
+        throw kill(
+          FailureType.BenchmarkTimeout,
+          `benchmark did not finish within ${t.benchmarkSec} s (${report.completed}/${report.requested} proofs)`,
+          {
+            completed: report.completed,
+            requested: report.requested,
+            elapsedMs: report.elapsedMs,
+            expectedMs: expectedBatchMs(report.requested, input.minRate),
+            rate,
+          },
+        );
+      }
+      const verdict = judgeRate(rate, input.minRate);
+      if (!verdict.keep && !override.promote) {
+        throw kill(FailureType.BenchRateBelowMin, `${rate} proofs/h is below the minimum of ${input.minRate}`, {
+          rate,
+          minRate: input.minRate,
+          timings: report.timings,
+          elapsedMs: report.elapsedMs,
+        });
+      }
+
+      await enter('promoted', undefined, { rate });
+      upsertSearchAttributes([{ key: SA.outcome, value: 'promoted' }]);
+      fleetMetrics.outcome('promoted', '', offer.gpuName);
+      await store.recordOutcome({
+        workflowId,
+        outcome: 'promoted',
+        failureType: null,
+        reason: override.promote
+          ? `operator override by ${override.promote.operator}: ${override.promote.reason}`
+          : `${rate} proofs/h`,
+        machineId: offer.machineId,
+        destroyed: false,
       });
     }
-
-    await enter('promoted', undefined, { rate });
-    upsertSearchAttributes([{ key: SA.outcome, value: 'promoted' }]);
-    fleetMetrics.outcome('promoted', '', offer.gpuName);
-    await store.recordOutcome({
-      workflowId,
-      outcome: 'promoted',
-      failureType: null,
-      reason: `${rate} proofs/h`,
-      machineId: offer.machineId,
-      destroyed: false,
-    });
-    return result('promoted', null, `${rate} proofs/h >= ${input.minRate}`);
+    // Histories recorded before promoted instances were watched end here; they must replay unchanged.
+    if (!patched(WATCH_PROMOTED_PATCH)) return result('promoted', null, `${status.rate} proofs/h >= ${input.minRate}`);
+    return await watchPromoted(rented);
   } catch (err) {
+    if (err instanceof ContinueAsNew) throw err;
     const failure = classify(err, origin);
     const failedStage = status.stage;
     status.failureType = failure.type;
@@ -250,6 +276,72 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
       nonRetryable: true,
       details: [{ stage: failedStage, ...failure.details }],
     });
+  }
+
+  /**
+   * Keeps a promoted instance honest: samples the daemon's counters on a cadence and kills it when its
+   * rate stays under the floor, when it stops answering, or when its price rises above the budget.
+   * Continues as new every `samplesPerRun` samples so history stays small.
+   */
+  async function watchPromoted(inst: RentedInstance): Promise<never> {
+    const w = input.watch;
+    const floor = w.floorRate ?? input.minRate;
+    const maxDph = w.maxDph ?? Math.round(inst.offer.dphTotal * 1.2 * 1000) / 1000;
+    let last: { lastCompleted: number | null; lastAt: number | null; lowSamples: number } = input.resume ?? {
+      lastCompleted: null,
+      lastAt: null,
+      lowSamples: 0,
+    };
+    if (!input.resume) await host.quick.startProduction();
+    for (let samples = 0; ; samples++) {
+      if (samples >= w.samplesPerRun || workflowInfo().continueAsNewSuggested) {
+        await continueAsNew<typeof instanceLifecycle>({
+          ...request,
+          resume: {
+            rented: inst,
+            seq,
+            benchRate: status.rate,
+            lastCompleted: last.lastCompleted,
+            lastAt: last.lastAt,
+            lowSamples: last.lowSamples,
+          },
+        });
+      }
+      await sleep(w.intervalSec * 1000, { summary: 'watch interval' });
+      const [sample, state] = await Promise.all([host.quick.sampleDaemon(), vast.instanceState(inst.instanceId)]);
+      if (state.status !== 'running') {
+        throw kill(FailureType.HostLost, `instance is ${state.status ?? 'gone'} at Vast`, {
+          actualStatus: state.status,
+        });
+      }
+      if (state.dph > maxDph) {
+        throw kill(FailureType.PriceAboveBudget, `price rose to $${state.dph}/h, above the budget of $${maxDph}/h`, {
+          dph: state.dph,
+          maxDph,
+          rentedAt: inst.offer.dphTotal,
+        });
+      }
+      // A counter that went backwards means the daemon restarted: start a new window.
+      if (last.lastCompleted !== null && last.lastAt !== null && sample.completed >= last.lastCompleted) {
+        const rate = proofsPerHour(sample.completed - last.lastCompleted, sample.at - last.lastAt);
+        status.rate = rate;
+        const lowSamples = rate < floor ? last.lowSamples + 1 : 0;
+        last = { ...last, lowSamples };
+        if (lowSamples >= w.degradedSamples) {
+          throw kill(
+            FailureType.RateDegraded,
+            `${rate} proofs/h for ${lowSamples} samples, under the floor of ${floor}`,
+            {
+              rate,
+              floorRate: floor,
+              samples: lowSamples,
+              intervalSec: w.intervalSec,
+            },
+          );
+        }
+      }
+      last = { ...last, lastCompleted: sample.completed, lastAt: sample.at };
+    }
   }
 
   async function killInstance(failure: Classified): Promise<void> {

@@ -38,6 +38,29 @@ export interface ConcurrencyRule {
   warmupPartitionWorkers: number;
 }
 
+/** How a promoted instance keeps being watched (all seconds / proofs per hour / $ per hour). */
+export interface WatchPolicy {
+  intervalSec: number;
+  /** Kill when the sampled rate stays under this (default: minRate). */
+  floorRate: number | null;
+  /** Consecutive low samples before a kill, so one slow window does not kill a good host. */
+  degradedSamples: number;
+  /** Kill when the instance's price rises above this (default: rented price + 20 %). */
+  maxDph: number | null;
+  /** Samples per workflow run before continue-as-new keeps history small. */
+  samplesPerRun: number;
+}
+
+/** Carried through continue-as-new while a promoted instance is watched. */
+export interface ResumeState {
+  rented: RentedInstance;
+  seq: number;
+  benchRate: number | null;
+  lastCompleted: number | null;
+  lastAt: number | null;
+  lowSamples: number;
+}
+
 export interface LifecycleInput {
   offerId: number;
   /** Keep/kill bar in proofs per hour. */
@@ -49,14 +72,17 @@ export interface LifecycleInput {
   concurrency: ConcurrencyRule;
   /** How many times a daemon transport error is answered by a restart before it is a failure. */
   transportErrorRestarts: number;
+  watch: WatchPolicy;
+  resume?: ResumeState;
 }
 
 /** What callers pass: only the offer is required, the rest has production defaults. */
 export type LifecycleRequest = { offerId: number } & Partial<
-  Omit<LifecycleInput, 'offerId' | 'timeouts' | 'concurrency'>
+  Omit<LifecycleInput, 'offerId' | 'timeouts' | 'concurrency' | 'watch'>
 > & {
     timeouts?: Partial<LifecycleTimeouts>;
     concurrency?: Partial<ConcurrencyRule>;
+    watch?: Partial<WatchPolicy>;
   };
 
 /** The offer facts the workflow plans with (RAM in MB, as Vast reports it). */

@@ -8,9 +8,11 @@ import type { DaemonSupervisor } from './daemon.js';
 import { classifyDaemonError, diagnostics, failure } from './errors.js';
 import { readTail } from './log-tail.js';
 import { runParamfetch } from './paramfetch.js';
+import type { ProductionRunner } from './production.js';
 
 export interface GpuHostDeps {
   supervisor: DaemonSupervisor;
+  production: ProductionRunner;
   cuzkAddress: string;
   paramfetchCommand: string[];
   c1Path: string;
@@ -176,6 +178,39 @@ export function createGpuHostActivities(deps: GpuHostDeps) {
 
     async stopDaemon(): Promise<void> {
       await supervisor.stop();
+    },
+
+    /** Hands the promoted host to the production prover (idempotent: a retry does not start a second). */
+    async startProduction(): Promise<{ started: boolean }> {
+      if (!supervisor.running) {
+        throw await classifyDaemonError(
+          new Error('daemon is not running at promotion'),
+          supervisor,
+          'start production',
+        );
+      }
+      return {
+        started: deps.production.start({
+          CUZK_ADDRESS: deps.cuzkAddress,
+          C1_PATH: deps.c1Path,
+          MINER_ID: String(deps.minerId),
+        }),
+      };
+    },
+
+    /** One watch sample: the daemon's lifetime counters (the workflow turns deltas into a rate). */
+    async sampleDaemon(): Promise<{ completed: number; failed: number; uptimeSec: number; at: number }> {
+      try {
+        const s = await cuzk().getStatus(10_000);
+        return {
+          completed: s.total_proofs_completed,
+          failed: s.total_proofs_failed,
+          uptimeSec: s.uptime_seconds,
+          at: Date.now(),
+        };
+      } catch (err) {
+        throw await classifyDaemonError(err, supervisor, 'watch sample');
+      }
     },
   };
 }

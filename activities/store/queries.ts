@@ -112,7 +112,10 @@ export async function upsertBenchmark(
   ]);
 }
 
-/** Records the end of a lifecycle once; returns false when it was already recorded (a retried write). */
+/**
+ * Records a verdict once; returns false when it was already recorded (a retried write). A promoted
+ * instance can still be killed later by its watch.
+ */
 export async function finishInstance(
   db: Db,
   o: { workflowId: string; outcome: string; failureType: string | null; reason: string; destroyed: boolean },
@@ -120,7 +123,7 @@ export async function finishInstance(
   const res = await db.query(
     `UPDATE instances SET outcome = $2, failure_type = $3, reason = $4, stage = $5,
        destroyed_at = CASE WHEN $6 THEN now() ELSE destroyed_at END, updated_at = now()
-     WHERE workflow_id = $1 AND outcome IS NULL`,
+     WHERE workflow_id = $1 AND (outcome IS NULL OR (outcome = 'promoted' AND $2 = 'killed'))`,
     [o.workflowId, o.outcome, o.failureType, o.reason, o.outcome === 'promoted' ? 'promoted' : 'killed', o.destroyed],
   );
   return res.rowCount === 1;

@@ -117,6 +117,12 @@ export function createVastActivities(deps: VastActivityDeps) {
         }));
     },
 
+    /** What Vast bills and reports now; a host can raise its price on a running contract. */
+    async instanceState(instanceId: number): Promise<{ status: string | null; dph: number }> {
+      const inst = await call(() => vast.showInstance(instanceId));
+      return { status: inst?.actual_status ?? null, dph: inst?.dph_total ?? 0 };
+    },
+
     /** Polls until running; fails fast on states the docs say never reach running. */
     async awaitRunning(input: AwaitRunningInput): Promise<{ status: string }> {
       let last: Instance | null = null;

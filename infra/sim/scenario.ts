@@ -24,8 +24,18 @@ export const HostScenarioSchema = z.object({
       /** Proofs never finish (a hung GPU). */
       hangProofs: z.boolean().default(false),
       paramfetch: z.enum(['ok', 'stall', 'fail']).default('ok'),
+      /** After this many seconds of daemon uptime every proof takes `degradeFactor` times longer (thermal throttling, a dying GPU). */
+      degradeAfterSec: z.number().positive().optional(),
+      degradeFactor: z.number().min(1).default(4),
     })
-    .default({ transportDrops: 0, neverReady: false, failProofs: false, hangProofs: false, paramfetch: 'ok' }),
+    .default({
+      transportDrops: 0,
+      neverReady: false,
+      failProofs: false,
+      hangProofs: false,
+      paramfetch: 'ok',
+      degradeFactor: 4,
+    }),
 });
 export type HostScenario = z.infer<typeof HostScenarioSchema>;
 

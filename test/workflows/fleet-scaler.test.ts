@@ -4,6 +4,7 @@ import type { FleetScalerInput } from '../../workflows/fleet-scaler.js';
 import { fleetScaler } from '../../workflows/index.js';
 import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
 import { simOffer } from '../helpers/offers.js';
+import { waitForVerdict } from '../helpers/wait-verdict.js';
 
 const SCALE = 0.01;
 // Model names unique to this file: GPU-model history is shared across the test database.
@@ -77,14 +78,7 @@ describe('fleetScaler', () => {
     expect(env.sim.ledger().some((l) => l.offerId === offers.pricey.id)).toBe(false);
 
     // The children run on; once promoted, a second run sees the fleet at its target and rents nothing more.
-    await Promise.all(
-      result.started.map((s) =>
-        env.client.workflow
-          .getHandle(s.workflowId)
-          .result()
-          .catch(() => undefined),
-      ),
-    );
+    await Promise.all(result.started.map((s) => waitForVerdict(env.client, s.workflowId)));
     const again = await env.client.workflow.execute(fleetScaler, {
       taskQueue: env.taskQueue,
       workflowId: `scaler-again-${offers.best.id}`,
@@ -95,6 +89,7 @@ describe('fleetScaler', () => {
     expect(again.started).toEqual([]);
     const rented = env.sim.ledger().filter((l) => !l.destroyed);
     expect(rented.length).toBeLessThanOrEqual(4);
+    for (const s of result.started) await env.client.workflow.getHandle(s.workflowId).cancel();
   });
 
   it('is created by an idempotent schedule setup with overlap SKIP', async () => {

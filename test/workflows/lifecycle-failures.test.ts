@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { liveStatus } from '../../workers/cli/status.js';
 import { instanceLifecycle } from '../../workflows/index.js';
 import { expectCleanedUp, expectKilled } from '../helpers/expect-kill.js';
+import { waitForVerdict } from '../helpers/wait-verdict.js';
 import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
 import { simOffer } from '../helpers/offers.js';
 
@@ -69,13 +70,14 @@ describe('every failure of the seeds is typed, carries evidence, and cleans up',
 
   it('a single dropped stream is cured by one daemon restart (the seeds remedy)', async () => {
     const id = `t-transport-once-${o.transportOnce.id}`;
-    const result = await env.client.workflow.execute(instanceLifecycle, {
+    const handle = await env.client.workflow.start(instanceLifecycle, {
       taskQueue: env.taskQueue,
       workflowId: id,
       args: [fastRequest(o.transportOnce.id, { minRate: MIN_RATE })],
-      workflowExecutionTimeout: '3 minutes',
+      workflowExecutionTimeout: '5 minutes',
     });
-    expect(result.outcome).toBe('promoted');
+    expect(await waitForVerdict(env.client, id)).toBe('promoted');
+    await handle.cancel();
     const ev = await env.pool.query(
       "SELECT count(*)::int AS n FROM lifecycle_events WHERE workflow_id = $1 AND message LIKE 'transport error%'",
       [id],

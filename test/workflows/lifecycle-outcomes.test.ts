@@ -1,11 +1,12 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { promoteOverrideSignal } from '../../workflows/definitions.js';
 import { instanceLifecycle, lifecycleStatusQuery } from '../../workflows/index.js';
-import type { LifecycleResult } from '../../workflows/types.js';
 import { API_KEY, fastRequest, type FleetEnv, METRICS_URL, startFleetEnv } from '../helpers/fleet-env.js';
 import { historyText } from '../helpers/history-text.js';
 import { simOffer } from '../helpers/offers.js';
+import { waitForVerdict } from '../helpers/wait-verdict.js';
 
 const SCALE = 0.01;
 // A healthy 2x RTX 4090 at 100 s/proof proves ~70/h; compressed 100x that reads ~7000/h.
@@ -14,10 +15,11 @@ const MIN_RATE = 29 / SCALE;
 const healthy = simOffer({ gpu_name: 'RTX 4090', num_gpus: 2, host: { proofSec: 100 } });
 const slow = simOffer({ gpu_name: 'RTX 3060', num_gpus: 1, host: { proofSec: 600 } });
 const cancelled = simOffer({ host: { proofSec: 100 } });
+const overridden = simOffer({ gpu_name: 'RTX 3060', num_gpus: 1, host: { proofSec: 300 } });
 
 let env: FleetEnv;
 beforeAll(async () => {
-  env = await startFleetEnv([healthy, slow, cancelled]);
+  env = await startFleetEnv([healthy, slow, cancelled, overridden]);
 });
 afterAll(async () => env?.close());
 
@@ -30,14 +32,15 @@ async function expectNothingLeft(offerId: number) {
 describe('instanceLifecycle outcomes', () => {
   it('promotes a healthy host and records it', async () => {
     const id = `promote-${healthy.id}`;
-    const result: LifecycleResult = await env.client.workflow.execute(instanceLifecycle, {
+    const handle = await env.client.workflow.start(instanceLifecycle, {
       taskQueue: env.taskQueue,
       workflowId: id,
       args: [fastRequest(healthy.id, { minRate: MIN_RATE })],
-      workflowExecutionTimeout: '3 minutes',
+      workflowExecutionTimeout: '5 minutes',
     });
-    expect(result.outcome).toBe('promoted');
-    expect(result.rate).toBeGreaterThan(MIN_RATE);
+    expect(await waitForVerdict(env.client, id)).toBe('promoted');
+    const status = await handle.query(lifecycleStatusQuery);
+    expect(status.rate).toBeGreaterThan(MIN_RATE);
     const row = await env.pool.query(
       'SELECT outcome, bench_rate, machine_id, destroyed_at FROM instances WHERE workflow_id = $1',
       [id],
@@ -64,6 +67,29 @@ describe('instanceLifecycle outcomes', () => {
     const metrics = await (await fetch(METRICS_URL)).text();
     expect(metrics).toMatch(/fleet_lifecycle_outcomes\S*\{[^}]*outcome="promoted"[^}]*\} 1/);
     expect(metrics).toMatch(/fleet_benchmark_rate_bucket\{[^}]*gpu="RTX 4090"/);
+    // A promoted lifecycle keeps running to watch its host; an operator's kill destroys it.
+    await handle.cancel();
+    await expect(handle.result()).rejects.toThrow();
+    await expectNothingLeft(healthy.id);
+  });
+
+  it('promotes a too-slow host when an operator overrides the verdict', async () => {
+    const id = `override-${overridden.id}`;
+    const handle = await env.client.workflow.start(instanceLifecycle, {
+      taskQueue: env.taskQueue,
+      workflowId: id,
+      args: [fastRequest(overridden.id, { minRate: MIN_RATE, timeouts: { benchmarkSec: 120, proofDeadlineSec: 60 } })],
+      workflowExecutionTimeout: '5 minutes',
+    });
+    await handle.signal(promoteOverrideSignal, { operator: 'alice', reason: 'only 3090 in the region' });
+    expect(await waitForVerdict(env.client, id)).toBe('promoted');
+    const row = await env.pool.query('SELECT outcome, reason FROM instances WHERE workflow_id = $1', [id]);
+    expect(row.rows[0]).toMatchObject({
+      outcome: 'promoted',
+      reason: 'operator override by alice: only 3090 in the region',
+    });
+    await handle.cancel();
+    await expect(handle.result()).rejects.toThrow();
   });
 
   it('kills a host whose rate is below the minimum, with the rate and timings as evidence', async () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instanceLifecycle } from '../../workflows/index.js';
 import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
 import { simOffer } from '../helpers/offers.js';
+import { waitForVerdict } from '../helpers/wait-verdict.js';
 
 const offer = simOffer({ host: { proofSec: 100 } });
 let env: FleetEnv;
@@ -15,13 +16,13 @@ afterAll(async () => env?.close());
 describe('Vast API chaos', () => {
   it('retries 429/5xx with backoff, rents exactly one instance, and still decides', async () => {
     const id = `chaos-${offer.id}`;
-    const result = await env.client.workflow.execute(instanceLifecycle, {
+    const handle = await env.client.workflow.start(instanceLifecycle, {
       taskQueue: env.taskQueue,
       workflowId: id,
       args: [fastRequest(offer.id, { minRate: 29 / 0.01, timeouts: { waitRunningSec: 60 } })],
-      workflowExecutionTimeout: '4 minutes',
+      workflowExecutionTimeout: '5 minutes',
     });
-    expect(result.outcome).toBe('promoted');
+    expect(await waitForVerdict(env.client, id)).toBe('promoted');
     expect(env.sim.ledger().filter((r) => r.offerId === offer.id)).toHaveLength(1);
     const stats = (await (await fetch(`${env.sim.url}/_sim/stats`)).json()) as {
       injected429: number;
@@ -34,5 +35,6 @@ describe('Vast API chaos', () => {
     );
     // Retries are visible in history as later attempts, never unbounded.
     for (const e of failedAttempts) expect(e.activityTaskStartedEventAttributes?.attempt).toBeLessThanOrEqual(8);
+    await handle.cancel();
   });
 });

@@ -1,4 +1,4 @@
-import type { ConcurrencyRule, LifecycleInput, LifecycleRequest, LifecycleTimeouts } from '../types.js';
+import type { ConcurrencyRule, LifecycleInput, LifecycleRequest, LifecycleTimeouts, WatchPolicy } from '../types.js';
 
 /** Production defaults, taken from the operating history (seeds): 45-minute benchmark, 12 proofs. */
 export const DEFAULT_TIMEOUTS: LifecycleTimeouts = {
@@ -23,6 +23,14 @@ export const DEFAULT_CONCURRENCY: ConcurrencyRule = {
   warmupPartitionWorkers: 2,
 };
 
+export const DEFAULT_WATCH: WatchPolicy = {
+  intervalSec: 5 * 60,
+  floorRate: null,
+  degradedSamples: 2,
+  maxDph: null,
+  samplesPerRun: 200,
+};
+
 export const DEFAULT_IMAGE = 'ghcr.io/gpu-fleet/gpu-host:latest';
 
 export function withDefaults(req: LifecycleRequest): LifecycleInput {
@@ -38,7 +46,11 @@ export function withDefaults(req: LifecycleRequest): LifecycleInput {
     transportErrorRestarts: req.transportErrorRestarts ?? 1,
     timeouts: { ...DEFAULT_TIMEOUTS, ...req.timeouts },
     concurrency: { ...DEFAULT_CONCURRENCY, ...req.concurrency },
+    watch: { ...DEFAULT_WATCH, ...req.watch },
+    ...(req.resume ? { resume: req.resume } : {}),
   };
+  if (!(input.watch.intervalSec > 0))
+    throw new RangeError(`watch.intervalSec must be > 0, got ${input.watch.intervalSec}`);
   if (!(input.minRate >= 0)) throw new RangeError(`minRate must be >= 0, got ${input.minRate}`);
   if (!Number.isInteger(input.benchmarkProofs) || input.benchmarkProofs < 1) {
     throw new RangeError(`benchmarkProofs must be a positive integer, got ${input.benchmarkProofs}`);

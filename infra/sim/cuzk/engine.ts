@@ -71,7 +71,9 @@ export class ProvingEngine {
       return { status: 'FAILED', errorMessage: c1.why, synthesisMs: 0, gpuComputeMs: 0, totalMs: 0, queueWaitMs: 0 };
     }
     // Fewer partition workers than ~10 slow synthesis down (the warmup with 2 workers is slow).
-    let synthSec = this.sc.proofSec * 0.55 * Math.max(1, Math.sqrt(10 / this.partitionWorkers));
+    const uptimeSec = (Date.now() - this.startedAt) / 1000 / this.scale;
+    const slowdown = f.degradeAfterSec !== undefined && uptimeSec > f.degradeAfterSec ? f.degradeFactor : 1;
+    let synthSec = this.sc.proofSec * slowdown * 0.55 * Math.max(1, Math.sqrt(10 / this.partitionWorkers));
     if (isFirst) {
       synthSec += this.sc.firstProofAfterRestartExtraSec;
       if (!existsSync(this.pceFile)) {
@@ -101,7 +103,7 @@ export class ProvingEngine {
     const gpu = await this.acquireGpu();
     const queueWaitMs = Date.now() - started - scaledMs(synthSec, this.scale);
     try {
-      await sleep(scaledMs(this.sc.proofSec * 0.45, this.scale));
+      await sleep(scaledMs(this.sc.proofSec * slowdown * 0.45, this.scale));
     } finally {
       this.releaseGpu(gpu);
     }

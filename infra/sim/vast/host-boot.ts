@@ -53,6 +53,7 @@ export async function bootHost(
         CUZK_ADDRESS: `127.0.0.1:${port}`,
         CUZK_DAEMON_CMD: JSON.stringify(tsNode('infra/sim/cuzk/main.ts')),
         PARAMFETCH_CMD: JSON.stringify(tsNode('infra/sim/paramfetch.ts')),
+        PRODUCTION_CMD: JSON.stringify(tsNode('infra/sim/curio-feeder.ts')),
         PARAM_CACHE_DIR: paramCache,
         WORK_DIR: workDir,
         C1_PATH: c1Path,

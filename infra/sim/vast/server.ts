@@ -17,6 +17,7 @@ interface SimInstance {
   status_msg: string;
   start_date: number;
   destroyed: boolean;
+  dph: number;
   host: BootedHost | null;
   hostExit: string | null;
   timers: NodeJS.Timeout[];
@@ -89,7 +90,7 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
     num_gpus: i.offer.num_gpus,
     gpu_ram: i.offer.gpu_ram,
     cpu_ram: i.offer.cpu_ram,
-    dph_total: i.offer.dph_total,
+    dph_total: i.dph,
     start_date: i.start_date,
   });
 
@@ -213,6 +214,7 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
         status_msg: '',
         start_date: Date.now() / 1000,
         destroyed: false,
+        dph: offer.dph_total,
         host: null,
         hostExit: null,
         timers: [],
@@ -300,6 +302,13 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
     }
     if (method === 'POST' && (m = /^\/_sim\/offers\/(\d+)\/race$/.exec(p))) {
       racedAway.add(Number(m[1]));
+      return json(res, 200, { ok: true });
+    }
+    if (method === 'POST' && (m = /^\/_sim\/instances\/(\d+)\/price$/.exec(p))) {
+      // A host raising its price on a running contract.
+      const inst = instances.get(Number(m[1]));
+      if (!inst) return json(res, 404, { ok: false });
+      inst.dph = ((await readBody(req)) as { dph: number }).dph;
       return json(res, 200, { ok: true });
     }
     if (method === 'POST' && (m = /^\/_sim\/instances\/(\d+)\/preempt$/.exec(p))) {

@@ -1,0 +1,36 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+
+/**
+ * The production prover that feeds cuzk-daemon once a host is promoted (Curio in production; the
+ * simulated feeder in the demo). Started once, left running; its output goes to its own log.
+ */
+export class ProductionRunner {
+  private child: ChildProcess | null = null;
+
+  constructor(
+    private readonly command: string[],
+    private readonly logFile: string,
+  ) {}
+
+  get running(): boolean {
+    return this.child !== null && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  start(env: Record<string, string>): boolean {
+    if (this.running) return false;
+    const [cmd, ...args] = this.command;
+    if (!cmd) throw new Error('production command is empty');
+    const log = createWriteStream(this.logFile, { flags: 'a' });
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    child.stdout?.pipe(log, { end: false });
+    child.stderr?.pipe(log, { end: false });
+    child.once('exit', (code, signal) => log.end(`--- production prover exited code=${code} signal=${signal}\n`));
+    this.child = child;
+    return true;
+  }
+
+  stop(): void {
+    if (this.running) this.child?.kill('SIGTERM');
+  }
+}
