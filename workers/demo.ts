@@ -10,10 +10,13 @@ import { CatalogueSchema } from '../infra/sim/scenario.js';
 import { startVastSim } from '../infra/sim/vast/server.js';
 import { migrate } from '../infra/sql/migrate.js';
 import { freePort, startDevServer } from '../infra/temporal/dev-server.js';
-import { instanceLifecycle } from '../workflows/index.js';
-import { CONTROL_TASK_QUEUE, lifecycleWorkflowId } from '../workflows/task-queues.js';
+import type { FleetScalerInput, FleetScalerResult } from '../workflows/fleet-scaler.js';
+import type { fleetScaler} from '../workflows/index.js';
+import { lifecycleStatusQuery } from '../workflows/index.js';
 import { exportHistory } from './cli/history.js';
+import { waitForVerdict } from './cli/verdict.js';
 import { createControlWorker } from './control-worker-factory.js';
+import { ensureScalerSchedule, SCALER_SCHEDULE_ID } from './schedules.js';
 
 /**
  * `npm run demo`: a simulated fleet on embedded defaults. Starts a Temporal dev server with its UI, an
@@ -84,40 +87,64 @@ async function main(): Promise<void> {
   const workerRun = worker.run();
 
   const minRate = 29;
-  const run = `${Date.now().toString(36)}`;
-  say(`starting ${catalogue.offers.length} lifecycles (minimum ${minRate} proofs/h, 12-proof benchmark, 45-min timer)`);
-  const handles = await Promise.all(
-    catalogue.offers.map((offer) =>
-      client.workflow.start(instanceLifecycle, {
-        taskQueue: CONTROL_TASK_QUEUE,
-        workflowId: `${lifecycleWorkflowId(offer.id)}-${run}`,
-        // Production durations compressed by the simulators' factor; windows that would shrink below a
-        // process start-up on a loaded 2-core machine keep a floor.
-        args: [
-          {
-            offerId: offer.id,
-            minRate: minRate / scale,
-            timeouts: {
-              waitRunningSec: 1200 * scale,
-              hostConnectSec: Math.max(30, 600 * scale),
-              paramfetchSec: 3600 * scale,
-              paramfetchStallSec: Math.max(20, 300 * scale),
-              daemonReadySec: Math.max(20, 300 * scale),
-              proofDeadlineSec: Math.max(20, 1200 * scale),
-              benchmarkSec: 2700 * scale,
-              heartbeatSec: 10,
-            },
-          },
-        ],
-      }),
-    ),
-  );
+  const compressed = {
+    // Production durations compressed by the simulators' factor; windows that would shrink below a
+    // process start-up on a loaded 2-core machine keep a floor.
+    timeouts: {
+      waitRunningSec: 1200 * scale,
+      hostConnectSec: Math.max(30, 600 * scale),
+      paramfetchSec: 3600 * scale,
+      paramfetchStallSec: Math.max(20, 300 * scale),
+      daemonReadySec: Math.max(20, 300 * scale),
+      proofDeadlineSec: Math.max(20, 1200 * scale),
+      benchmarkSec: 2700 * scale,
+      heartbeatSec: 10,
+    },
+    watch: { intervalSec: 300 * scale },
+  };
+  // Nothing is known about these machines yet, so every offer is an exploration candidate.
+  const n = catalogue.offers.length;
+  const scalerInput: FleetScalerInput = {
+    targetRate: 400 / scale,
+    maxDph: 5,
+    maxInstances: n,
+    maxConcurrentBenchmarks: n,
+    explorationSlots: n,
+    minRate: minRate / scale,
+    offerCheckSec: 5,
+    filter: {
+      gpuModels: [...new Set(catalogue.offers.map((o) => o.gpu_name))],
+      minRamMb: 64_000,
+      minReliability: 0.8,
+      minCuda: 12,
+      maxOfferDph: 2,
+    },
+    lifecycle: compressed,
+  };
+  const created = await ensureScalerSchedule(client, { intervalSec: 3600 * scale * 10, input: scalerInput });
+  say(`fleet-scaler schedule ${created}; triggering a run now (target ${400} proofs/h, max $5/h)`);
+  await client.schedule.getHandle(SCALER_SCHEDULE_ID).trigger();
+  const started = await scalerRunStarted(client);
+  say(`scaler started ${started.length} lifecycles: ${started.map((s) => s.offerId).join(', ')}`);
+
   const rows = await Promise.all(
-    handles.map(async (h, i) => {
-      const offer = catalogue.offers[i]!;
+    started.map(async ({ offerId, workflowId }) => {
+      const offer = catalogue.offers.find((o) => o.id === offerId)!;
+      const handle = client.workflow.getHandle(workflowId);
+      if ((await waitForVerdict(client, workflowId, 600_000)) === 'promoted') {
+        const st = await handle.query(lifecycleStatusQuery);
+        return {
+          offer,
+          workflowId,
+          outcome: 'promoted',
+          type: '',
+          rate: st.rate,
+          reason: `${st.rate} proofs/h >= ${minRate / scale}`,
+        };
+      }
       try {
-        const r = await h.result();
-        return { offer, outcome: 'promoted', type: '', rate: r.rate, reason: r.reason };
+        await handle.result();
+        return { offer, workflowId, outcome: 'closed', type: '', rate: null, reason: '' };
       } catch (err) {
         const cause = err instanceof WorkflowFailedError ? err.cause : err;
         const type = cause instanceof ApplicationFailure ? (cause.type ?? '') : 'error';
@@ -125,6 +152,7 @@ async function main(): Promise<void> {
           cause instanceof ApplicationFailure ? (cause.details?.[0] as { rate?: number } | undefined) : undefined;
         return {
           offer,
+          workflowId,
           outcome: 'killed',
           type,
           rate: d?.rate ?? null,
@@ -152,14 +180,13 @@ async function main(): Promise<void> {
     })),
   );
   if (recordDir) {
-    for (const [i, h] of handles.entries()) {
-      const row = rows[i]!;
+    for (const row of rows) {
       const file = path.join(
         recordDir,
         `${row.outcome === 'promoted' ? 'promoted' : `killed-${row.type}`}-${row.offer.id}.json`,
       );
-      const n = await exportHistory(client, h.workflowId, file);
-      say(`recorded ${n} events of ${h.workflowId} to ${file}`);
+      const events = await exportHistory(client, row.workflowId, file);
+      say(`recorded ${events} events of ${row.workflowId} to ${file}`);
     }
   }
   const ui = temporal.uiUrl;
@@ -177,6 +204,7 @@ async function main(): Promise<void> {
   );
 
   const shutdown = async () => {
+    await client.schedule.getHandle(SCALER_SCHEDULE_ID).pause('demo stopping');
     worker.shutdown();
     await workerRun;
     await vast.close();
@@ -192,6 +220,22 @@ async function main(): Promise<void> {
   }
   await shutdown();
   if (leaked.length > 0) process.exitCode = 1;
+}
+
+/** The lifecycles the first scaler run started, read from its result. */
+async function scalerRunStarted(client: Client): Promise<FleetScalerResult['started']> {
+  for (let i = 0; i < 600; i++) {
+    const desc = await client.schedule.getHandle(SCALER_SCHEDULE_ID).describe();
+    const run = desc.info.recentActions[0]?.action.workflow;
+    if (run) {
+      const result = await client.workflow
+        .getHandle<typeof fleetScaler>(run.workflowId, run.firstExecutionRunId)
+        .result();
+      return result.started;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error('the fleet-scaler schedule did not start a run');
 }
 
 main().catch((err: unknown) => {

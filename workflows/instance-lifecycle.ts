@@ -285,26 +285,17 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
    */
   async function watchPromoted(inst: RentedInstance): Promise<never> {
     const w = input.watch;
-    const floor = w.floorRate ?? input.minRate;
+    const floor = w.floorRate ?? Math.round(input.minRate * 0.8 * 100) / 100;
     const maxDph = w.maxDph ?? Math.round(inst.offer.dphTotal * 1.2 * 1000) / 1000;
-    let last: { lastCompleted: number | null; lastAt: number | null; lowSamples: number } = input.resume ?? {
-      lastCompleted: null,
-      lastAt: null,
-      lowSamples: 0,
-    };
-    if (!input.resume) await host.quick.startProduction();
+    let points = input.resume?.points ?? [];
+    let lowSamples = input.resume?.lowSamples ?? 0;
+    const plan = planBenchmark(inst.offer.numGpus, inst.offer.cpuRamMb, input.concurrency);
+    if (!input.resume) await host.quick.startProduction({ concurrency: plan.concurrency });
     for (let samples = 0; ; samples++) {
       if (samples >= w.samplesPerRun || workflowInfo().continueAsNewSuggested) {
         await continueAsNew<typeof instanceLifecycle>({
           ...request,
-          resume: {
-            rented: inst,
-            seq,
-            benchRate: status.rate,
-            lastCompleted: last.lastCompleted,
-            lastAt: last.lastAt,
-            lowSamples: last.lowSamples,
-          },
+          resume: { rented: inst, seq, benchRate: status.rate, points, lowSamples },
         });
       }
       await sleep(w.intervalSec * 1000, { summary: 'watch interval' });
@@ -322,25 +313,26 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
         });
       }
       // A counter that went backwards means the daemon restarted: start a new window.
-      if (last.lastCompleted !== null && last.lastAt !== null && sample.completed >= last.lastCompleted) {
-        const rate = proofsPerHour(sample.completed - last.lastCompleted, sample.at - last.lastAt);
-        status.rate = rate;
-        const lowSamples = rate < floor ? last.lowSamples + 1 : 0;
-        last = { ...last, lowSamples };
-        if (lowSamples >= w.degradedSamples) {
-          throw kill(
-            FailureType.RateDegraded,
-            `${rate} proofs/h for ${lowSamples} samples, under the floor of ${floor}`,
-            {
-              rate,
-              floorRate: floor,
-              samples: lowSamples,
-              intervalSec: w.intervalSec,
-            },
-          );
-        }
+      const lastPoint = points[points.length - 1];
+      if (lastPoint && sample.completed < lastPoint.completed) points = [];
+      points = [...points, { completed: sample.completed, at: sample.at }].slice(-(w.windowSamples + 1));
+      const first = points[0];
+      if (points.length <= w.windowSamples || !first) continue;
+      const rate = proofsPerHour(sample.completed - first.completed, sample.at - first.at);
+      status.rate = rate;
+      lowSamples = rate < floor ? lowSamples + 1 : 0;
+      if (lowSamples >= w.degradedSamples) {
+        throw kill(
+          FailureType.RateDegraded,
+          `${rate} proofs/h for ${lowSamples} samples, under the floor of ${floor}`,
+          {
+            rate,
+            floorRate: floor,
+            samples: lowSamples,
+            windowSec: w.windowSamples * w.intervalSec,
+          },
+        );
       }
-      last = { ...last, lastCompleted: sample.completed, lastAt: sample.at };
     }
   }
 

@@ -41,8 +41,10 @@ export interface ConcurrencyRule {
 /** How a promoted instance keeps being watched (all seconds / proofs per hour / $ per hour). */
 export interface WatchPolicy {
   intervalSec: number;
-  /** Kill when the sampled rate stays under this (default: minRate). */
+  /** Kill when the windowed rate stays under this (default: 80 % of minRate). */
   floorRate: number | null;
+  /** The rate is measured over this many intervals: one interval holds too few proofs to judge. */
+  windowSamples: number;
   /** Consecutive low samples before a kill, so one slow window does not kill a good host. */
   degradedSamples: number;
   /** Kill when the instance's price rises above this (default: rented price + 20 %). */
@@ -56,8 +58,8 @@ export interface ResumeState {
   rented: RentedInstance;
   seq: number;
   benchRate: number | null;
-  lastCompleted: number | null;
-  lastAt: number | null;
+  /** Daemon counter samples of the current rate window, oldest first. */
+  points: Array<{ completed: number; at: number }>;
   lowSamples: number;
 }
 

@@ -181,7 +181,7 @@ export function createGpuHostActivities(deps: GpuHostDeps) {
     },
 
     /** Hands the promoted host to the production prover (idempotent: a retry does not start a second). */
-    async startProduction(): Promise<{ started: boolean }> {
+    async startProduction(input: { concurrency: number }): Promise<{ started: boolean }> {
       if (!supervisor.running) {
         throw await classifyDaemonError(
           new Error('daemon is not running at promotion'),
@@ -194,6 +194,8 @@ export function createGpuHostActivities(deps: GpuHostDeps) {
           CUZK_ADDRESS: deps.cuzkAddress,
           C1_PATH: deps.c1Path,
           MINER_ID: String(deps.minerId),
+          // The concurrency the benchmark proved this host sustains.
+          PROOF_CONCURRENCY: String(input.concurrency),
         }),
       };
     },

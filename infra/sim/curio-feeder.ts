@@ -3,11 +3,11 @@ import { loadC1 } from '../../activities/gpu-host/c1-input.js';
 
 /**
  * Simulated production prover (Curio's role after promotion): keeps the local daemon busy with PoRep
- * proofs over the same gRPC API, `SIM_FEEDER_CONCURRENCY` at a time, so watch samples see real work.
+ * proofs over the same gRPC API, `PROOF_CONCURRENCY` at a time, so watch samples see real work.
  */
 const client = new CuzkClient(process.env.CUZK_ADDRESS ?? '127.0.0.1:9820');
 const c1 = await loadC1(process.env.C1_PATH ?? 'c1.json');
-const concurrency = Number(process.env.SIM_FEEDER_CONCURRENCY ?? '2');
+const concurrency = Number(process.env.PROOF_CONCURRENCY ?? '2');
 let n = 0;
 async function lane(): Promise<never> {
   for (;;) {

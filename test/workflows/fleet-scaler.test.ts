@@ -4,7 +4,7 @@ import type { FleetScalerInput } from '../../workflows/fleet-scaler.js';
 import { fleetScaler } from '../../workflows/index.js';
 import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
 import { simOffer } from '../helpers/offers.js';
-import { waitForVerdict } from '../helpers/wait-verdict.js';
+import { waitForVerdict } from '../../workers/cli/verdict.js';
 
 const SCALE = 0.01;
 // Model names unique to this file: GPU-model history is shared across the test database.

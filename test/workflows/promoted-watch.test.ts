@@ -3,7 +3,7 @@ import { instanceLifecycle } from '../../workflows/index.js';
 import { expectCleanedUp, expectKilled } from '../helpers/expect-kill.js';
 import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
 import { simOffer } from '../helpers/offers.js';
-import { waitForVerdict } from '../helpers/wait-verdict.js';
+import { waitForVerdict } from '../../workers/cli/verdict.js';
 
 const MIN_RATE = 29 / 0.01;
 // Healthy through its benchmark, then (15 s of compressed daemon uptime later) four times slower.
@@ -22,7 +22,12 @@ describe('promoted instances keep being watched', () => {
     await env.client.workflow.start(instanceLifecycle, {
       taskQueue: env.taskQueue,
       workflowId: id,
-      args: [fastRequest(degrading.id, { minRate: MIN_RATE, watch: { intervalSec: 3, degradedSamples: 2 } })],
+      args: [
+        fastRequest(degrading.id, {
+          minRate: MIN_RATE,
+          watch: { intervalSec: 2, windowSamples: 2, degradedSamples: 2, floorRate: MIN_RATE },
+        }),
+      ],
       workflowExecutionTimeout: '5 minutes',
     });
     expect(await waitForVerdict(env.client, id)).toBe('promoted');

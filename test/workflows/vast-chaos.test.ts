@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instanceLifecycle } from '../../workflows/index.js';
 import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
 import { simOffer } from '../helpers/offers.js';
-import { waitForVerdict } from '../helpers/wait-verdict.js';
+import { waitForVerdict } from '../../workers/cli/verdict.js';
 
 const offer = simOffer({ host: { proofSec: 100 } });
 let env: FleetEnv;

@@ -26,6 +26,7 @@ export const DEFAULT_CONCURRENCY: ConcurrencyRule = {
 export const DEFAULT_WATCH: WatchPolicy = {
   intervalSec: 5 * 60,
   floorRate: null,
+  windowSamples: 6,
   degradedSamples: 2,
   maxDph: null,
   samplesPerRun: 200,
