@@ -11,7 +11,7 @@ import { startVastSim } from '../infra/sim/vast/server.js';
 import { migrate } from '../infra/sql/migrate.js';
 import { freePort, startDevServer } from '../infra/temporal/dev-server.js';
 import type { FleetScalerInput, FleetScalerResult } from '../workflows/fleet-scaler.js';
-import type { fleetScaler} from '../workflows/index.js';
+import type { fleetScaler } from '../workflows/index.js';
 import { lifecycleStatusQuery } from '../workflows/index.js';
 import { exportHistory } from './cli/history.js';
 import { waitForVerdict } from './cli/verdict.js';

@@ -3,32 +3,72 @@ import type { FleetScalerInput } from '../workflows/fleet-scaler.js';
 import { CONTROL_TASK_QUEUE } from '../workflows/task-queues.js';
 
 export const SCALER_SCHEDULE_ID = 'fleet-scaler';
+export const RECONCILER_SCHEDULE_ID = 'orphan-reconciler';
+
+interface ScheduleOpts {
+  scheduleId: string;
+  workflowType: string;
+  args: unknown[];
+  intervalSec: number;
+  taskQueue?: string;
+  paused?: boolean;
+}
 
 /**
- * Creates the scaler's schedule, or updates it in place when it exists (safe to run on every deploy).
- * Overlap SKIP: a run still waiting on a taken offer must not race a second run renting the same caps.
+ * Creates a schedule, or updates it in place when it exists (safe to run on every deploy).
+ * Overlap SKIP: a run still busy (a scaler waiting on a taken offer) must not race a second one.
  */
-export async function ensureScalerSchedule(
-  client: Client,
-  opts: { intervalSec: number; input: FleetScalerInput; taskQueue?: string; scheduleId?: string; paused?: boolean },
-): Promise<'created' | 'updated'> {
-  const scheduleId = opts.scheduleId ?? SCALER_SCHEDULE_ID;
+async function ensureSchedule(client: Client, o: ScheduleOpts): Promise<'created' | 'updated'> {
   const action = {
     type: 'startWorkflow' as const,
-    workflowType: 'fleetScaler',
-    workflowId: `${scheduleId}-run`,
-    taskQueue: opts.taskQueue ?? CONTROL_TASK_QUEUE,
-    args: [opts.input],
+    workflowType: o.workflowType,
+    workflowId: `${o.scheduleId}-run`,
+    taskQueue: o.taskQueue ?? CONTROL_TASK_QUEUE,
+    args: o.args,
     workflowExecutionTimeout: '15 minutes',
   };
-  const spec = { intervals: [{ every: `${opts.intervalSec} seconds` }] };
+  const spec = { intervals: [{ every: `${o.intervalSec} seconds` }] };
   const policies = { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' };
   try {
-    await client.schedule.create({ scheduleId, spec, action, policies, state: { paused: opts.paused ?? false } });
+    await client.schedule.create({
+      scheduleId: o.scheduleId,
+      spec,
+      action,
+      policies,
+      state: { paused: o.paused ?? false },
+    });
     return 'created';
   } catch (err) {
     if (!(err instanceof ScheduleAlreadyRunning)) throw err;
-    await client.schedule.getHandle(scheduleId).update((prev) => ({ ...prev, spec, action, policies }));
+    await client.schedule.getHandle(o.scheduleId).update((prev) => ({ ...prev, spec, action, policies }));
     return 'updated';
   }
+}
+
+export function ensureScalerSchedule(
+  client: Client,
+  opts: { intervalSec: number; input: FleetScalerInput; taskQueue?: string; scheduleId?: string; paused?: boolean },
+): Promise<'created' | 'updated'> {
+  return ensureSchedule(client, {
+    scheduleId: opts.scheduleId ?? SCALER_SCHEDULE_ID,
+    workflowType: 'fleetScaler',
+    args: [opts.input],
+    intervalSec: opts.intervalSec,
+    taskQueue: opts.taskQueue,
+    paused: opts.paused,
+  });
+}
+
+export function ensureReconcilerSchedule(
+  client: Client,
+  opts: { intervalSec: number; taskQueue?: string; scheduleId?: string; paused?: boolean },
+): Promise<'created' | 'updated'> {
+  return ensureSchedule(client, {
+    scheduleId: opts.scheduleId ?? RECONCILER_SCHEDULE_ID,
+    workflowType: 'orphanReconciler',
+    args: [],
+    intervalSec: opts.intervalSec,
+    taskQueue: opts.taskQueue,
+    paused: opts.paused,
+  });
 }

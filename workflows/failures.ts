@@ -21,6 +21,7 @@ export const FailureType = {
   VastApiError: 'VastApiError',
   CancelledByOperator: 'CancelledByOperator',
   DestroyFailed: 'DestroyFailed',
+  Orphaned: 'Orphaned',
   Internal: 'Internal',
 } as const;
 

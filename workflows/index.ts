@@ -2,3 +2,6 @@
 export { instanceLifecycle } from './instance-lifecycle.js';
 export { lifecycleStatusQuery } from './definitions.js';
 export { fleetScaler } from './fleet-scaler.js';
+export { orphanReconciler } from './orphan-reconciler.js';
+export { machineAdmin, offerReport } from './fleet-admin.js';
+export { promoteOverrideSignal } from './definitions.js';

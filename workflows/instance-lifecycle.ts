@@ -142,6 +142,7 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
         { key: SA.gpuModel, value: offer.gpuName },
         { key: SA.gpuCount, value: offer.numGpus },
         { key: SA.machineId, value: String(offer.machineId) },
+        { key: SA.dollarsPerHour, value: offer.dphTotal },
       ]);
       await store.recordInstance({
         workflowId,

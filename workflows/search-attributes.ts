@@ -9,6 +9,7 @@ export const SA = {
   offerId: defineSearchAttributeKey('OfferId', SearchAttributeType.INT),
   vastInstanceId: defineSearchAttributeKey('VastInstanceId', SearchAttributeType.INT),
   benchRate: defineSearchAttributeKey('BenchRate', SearchAttributeType.DOUBLE),
+  dollarsPerHour: defineSearchAttributeKey('DollarsPerHour', SearchAttributeType.DOUBLE),
   failureType: defineSearchAttributeKey('FailureType', SearchAttributeType.KEYWORD),
   outcome: defineSearchAttributeKey('Outcome', SearchAttributeType.KEYWORD),
 } as const;

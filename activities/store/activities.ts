@@ -113,6 +113,14 @@ export function createStoreActivities({ pool }: StoreActivityDeps) {
       return { byMachine, perGpuByModel };
     },
 
+    async workflowForLabel(label: string): Promise<string | null> {
+      return q.workflowForLabel(pool, label);
+    },
+
+    async recordOrphanDestroyed(input: { workflowId: string; reason: string }): Promise<void> {
+      await q.markOrphanDestroyed(pool, input.workflowId, input.reason);
+    },
+
     async rentedInstances(): Promise<q.FleetRow[]> {
       return q.rentedRows(pool);
     },

@@ -223,3 +223,21 @@ export async function listBadMachineRows(
     markedAt: r.marked_at.toISOString(),
   }));
 }
+
+export async function workflowForLabel(db: Db, label: string): Promise<string | null> {
+  const res = await db.query<{ workflow_id: string }>('SELECT workflow_id FROM instances WHERE label = $1 LIMIT 1', [
+    label,
+  ]);
+  return res.rows[0]?.workflow_id ?? null;
+}
+
+/** An instance destroyed by the reconciler: keeps an earlier verdict, otherwise records it as orphaned. */
+export async function markOrphanDestroyed(db: Db, workflowId: string, reason: string): Promise<void> {
+  await db.query(
+    `UPDATE instances SET destroyed_at = now(), outcome = COALESCE(outcome, 'killed'),
+       failure_type = CASE WHEN outcome = 'killed' THEN failure_type ELSE 'Orphaned' END,
+       reason = CASE WHEN outcome = 'killed' THEN reason ELSE $2 END, stage = 'killed', updated_at = now()
+     WHERE workflow_id = $1`,
+    [workflowId, reason],
+  );
+}

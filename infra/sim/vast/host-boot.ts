@@ -11,6 +11,8 @@ const tsNode = (script: string) => [process.execPath, '--import', 'tsx', path.jo
 export interface BootedHost {
   child: ChildProcess;
   workDir: string;
+  /** False once the process group was sent SIGKILL, which cannot be caught. */
+  readonly alive: boolean;
   kill(): void;
 }
 
@@ -70,10 +72,15 @@ export async function bootHost(
     if (code) writeFileSync(path.join(workDir, 'worker-exit.log'), stderr);
     onExit(code, signal);
   });
+  let killed = false;
   return {
     child,
     workDir,
+    get alive() {
+      return !killed && child.exitCode === null && child.signalCode === null;
+    },
     kill() {
+      killed = true;
       if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
         try {
           process.kill(-child.pid, 'SIGKILL');

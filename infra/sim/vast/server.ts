@@ -342,7 +342,7 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
         label: i.label,
         status: i.actual_status,
         destroyed: i.destroyed,
-        hostAlive: i.host !== null && i.host.child.exitCode === null && i.host.child.signalCode === null,
+        hostAlive: i.host?.alive ?? false,
       })),
     async close() {
       for (const inst of instances.values()) {

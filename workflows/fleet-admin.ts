@@ -1,0 +1,43 @@
+import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import type { StoreActivities } from '../activities/store/activities.js';
+import type { VastActivities } from '../activities/vast/activities.js';
+import { storeOptions, vastApiOptions } from './activity-options.js';
+import { type RankedOffer, rankOffers } from './policy/offer-ranking.js';
+import { type OfferFilter, offerQuery } from './fleet-scaler.js';
+
+const vast = proxyActivities<VastActivities>(vastApiOptions);
+const store = proxyLocalActivities<StoreActivities>(storeOptions);
+
+export interface MachineAction {
+  machineId: number;
+  action: 'bad' | 'ignore' | 'unignore';
+  operator: string;
+  reason: string;
+}
+
+/**
+ * An operator's verdict on a machine, as a workflow so it is recorded in history (who, when, why) and
+ * the Vast key and database stay with the worker.
+ */
+export async function machineAdmin(a: MachineAction): Promise<{ changed: boolean }> {
+  const changed = await store.markMachine({
+    machineId: a.machineId,
+    action: a.action,
+    reason: `${a.operator}: ${a.reason}`,
+  });
+  return { changed };
+}
+
+/** Current offers ranked with what benchmarks taught (the CLI's `offers`); bad machines are dropped. */
+export async function offerReport(input: { filter: OfferFilter; minRate: number }): Promise<{
+  known: RankedOffer[];
+  explore: RankedOffer[];
+  badMachines: number[];
+}> {
+  const [offers, perf, bad] = await Promise.all([
+    vast.searchOffers(offerQuery(input.filter)),
+    store.perfHistory(),
+    store.listBadMachines(),
+  ]);
+  return { ...rankOffers(offers, perf, bad, input.minRate), badMachines: bad };
+}

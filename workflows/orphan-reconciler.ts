@@ -1,0 +1,39 @@
+import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import type { StoreActivities } from '../activities/store/activities.js';
+import type { TemporalActivities } from '../activities/temporal/activities.js';
+import type { VastActivities } from '../activities/vast/activities.js';
+import { destroyOptions, storeOptions, vastApiOptions } from './activity-options.js';
+import { LABEL_PREFIX } from './task-queues.js';
+
+const vast = proxyActivities<VastActivities>(vastApiOptions);
+const cleanup = proxyActivities<VastActivities>(destroyOptions);
+const temporal = proxyActivities<TemporalActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { maximumAttempts: 5 },
+});
+const store = proxyLocalActivities<StoreActivities>(storeOptions);
+
+export interface ReconcileResult {
+  checked: number;
+  destroyed: Array<{ instanceId: number; label: string; workflowId: string }>;
+}
+
+/**
+ * Run by a schedule: destroys every instance carrying this fleet's label that no running lifecycle
+ * owns. A terminated workflow runs no cleanup, and a failed destroy leaves a bill: this catches both.
+ */
+export async function orphanReconciler(): Promise<ReconcileResult> {
+  const instances = await vast.listFleetInstances(LABEL_PREFIX);
+  const result: ReconcileResult = { checked: instances.length, destroyed: [] };
+  for (const inst of instances) {
+    const workflowId = (await store.workflowForLabel(inst.label)) ?? inst.label.slice(LABEL_PREFIX.length);
+    if (await temporal.isWorkflowRunning(workflowId)) continue;
+    await cleanup.destroyInstance(inst.instanceId);
+    await store.recordOrphanDestroyed({
+      workflowId,
+      reason: `orphan: no running lifecycle owned instance ${inst.instanceId}`,
+    });
+    result.destroyed.push({ instanceId: inst.instanceId, label: inst.label, workflowId });
+  }
+  return result;
+}
