@@ -7,6 +7,7 @@ import { exportHistory } from './cli/history.js';
 import { loadHistory, replayHistory } from './cli/replay.js';
 import { liveStatus } from './cli/status.js';
 import { ensureReconcilerSchedule, ensureScalerSchedule } from './schedules.js';
+import { connectionOptions, dataConverter, TemporalSecuritySchema } from './temporal-connection.js';
 
 const HELP = `gpu-fleet operator CLI — every command acts through Temporal (start, signal, cancel, schedules)
 
@@ -43,8 +44,13 @@ function parseArgsOrUsage<T extends ParseArgsConfig>(config: T): ReturnType<type
 
 let conn: Connection | null = null;
 async function client(): Promise<Client> {
-  conn ??= await Connection.connect({ address: process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233' });
-  return new Client({ connection: conn, namespace: process.env.TEMPORAL_NAMESPACE ?? 'default' });
+  const security = TemporalSecuritySchema.parse(process.env);
+  conn ??= await Connection.connect(connectionOptions(process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233', security));
+  return new Client({
+    connection: conn,
+    namespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
+    dataConverter: dataConverter(security),
+  });
 }
 
 function positiveInt(value: string | undefined, name: string): number {

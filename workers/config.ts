@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TemporalSecuritySchema } from './temporal-connection.js';
 
 const jsonArgv = z.string().transform((s, ctx) => {
   try {
@@ -12,6 +13,7 @@ const jsonArgv = z.string().transform((s, ctx) => {
 });
 
 const temporal = {
+  ...TemporalSecuritySchema.shape,
   TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   /** host:port for the Prometheus exporter; off when unset. */
@@ -29,6 +31,13 @@ export const ControlConfigSchema = z.object({
   VAST_API_KEY: z.string().min(1),
   /** What a rented host should dial to reach Temporal (often differs from the control worker's own). */
   HOST_TEMPORAL_ADDRESS: z.string().min(1).optional(),
+  /**
+   * What a rented host gets to reach Temporal, passed in the instance's env (never in history): a
+   * namespace-scoped worker API key, and the payload keys it needs to read its own activity inputs.
+   */
+  HOST_TEMPORAL_API_KEY: z.string().min(1).optional(),
+  HOST_PAYLOAD_KEYS: z.string().min(1).optional(),
+  HOST_PAYLOAD_KEY_ID: z.string().min(1).optional(),
   VAST_POLL_INTERVAL_MS: z.coerce.number().int().positive().default(10_000),
 });
 export type ControlConfig = z.infer<typeof ControlConfigSchema>;

@@ -9,6 +9,7 @@ import { VastClient } from '../activities/vast/client.js';
 import { createVastActivities } from '../activities/vast/activities.js';
 import { CONTROL_TASK_QUEUE } from '../workflows/task-queues.js';
 import type { ControlConfig } from './config.js';
+import { dataConverter } from './temporal-connection.js';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -19,12 +20,17 @@ export async function createControlWorker(
   opts: { connection: NativeConnection; client: Client; taskQueue?: string; workflowBundle?: { code: string } },
 ): Promise<Worker> {
   const vast = new VastClient({ baseUrl: cfg.VAST_API_URL, apiKey: cfg.VAST_API_KEY });
-  const hostEnv = {
+  // Only what the host's own worker needs to poll its queue: no Vast key, no database, no admin rights.
+  const hostEnv: Record<string, string> = {
     TEMPORAL_ADDRESS: cfg.HOST_TEMPORAL_ADDRESS ?? cfg.TEMPORAL_ADDRESS,
     TEMPORAL_NAMESPACE: cfg.TEMPORAL_NAMESPACE,
+    ...(cfg.HOST_TEMPORAL_API_KEY ? { TEMPORAL_API_KEY: cfg.HOST_TEMPORAL_API_KEY } : {}),
+    ...(cfg.HOST_PAYLOAD_KEYS ? { PAYLOAD_KEYS: cfg.HOST_PAYLOAD_KEYS } : {}),
+    ...(cfg.HOST_PAYLOAD_KEY_ID ? { PAYLOAD_KEY_ID: cfg.HOST_PAYLOAD_KEY_ID } : {}),
   };
   return Worker.create({
     connection: opts.connection,
+    dataConverter: dataConverter(cfg),
     namespace: cfg.TEMPORAL_NAMESPACE,
     taskQueue: opts.taskQueue ?? CONTROL_TASK_QUEUE,
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),

@@ -4,6 +4,7 @@ import { migrate } from '../infra/sql/migrate.js';
 import { createPool } from '../activities/store/pool.js';
 import { ControlConfigSchema, loadConfig } from './config.js';
 import { installRuntime } from './runtime.js';
+import { connectionOptions, dataConverter } from './temporal-connection.js';
 import { createControlWorker } from './control-worker-factory.js';
 
 async function main(): Promise<void> {
@@ -11,10 +12,14 @@ async function main(): Promise<void> {
   installRuntime({ metricsBind: cfg.METRICS_BIND });
   const pool = createPool(cfg.DATABASE_URL);
   await migrate(pool);
-  const connection = await NativeConnection.connect({ address: cfg.TEMPORAL_ADDRESS });
-  const clientConnection = await Connection.connect({ address: cfg.TEMPORAL_ADDRESS });
+  const connection = await NativeConnection.connect(connectionOptions(cfg.TEMPORAL_ADDRESS, cfg));
+  const clientConnection = await Connection.connect(connectionOptions(cfg.TEMPORAL_ADDRESS, cfg));
   try {
-    const client = new Client({ connection: clientConnection, namespace: cfg.TEMPORAL_NAMESPACE });
+    const client = new Client({
+      connection: clientConnection,
+      namespace: cfg.TEMPORAL_NAMESPACE,
+      dataConverter: dataConverter(cfg),
+    });
     const worker = await createControlWorker(cfg, pool, { connection, client });
     await worker.run();
   } finally {

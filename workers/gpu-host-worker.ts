@@ -6,6 +6,7 @@ import { DaemonSupervisor } from '../activities/gpu-host/daemon.js';
 import { ProductionRunner } from '../activities/gpu-host/production.js';
 import { GpuHostConfigSchema, loadConfig } from './config.js';
 import { installRuntime } from './runtime.js';
+import { connectionOptions, dataConverter } from './temporal-connection.js';
 
 /** Runs on the rented machine: polls only its own queue and drives the local cuzk-daemon. */
 async function main(): Promise<void> {
@@ -19,11 +20,12 @@ async function main(): Promise<void> {
     paramCacheDir: cfg.PARAM_CACHE_DIR,
   });
   const production = new ProductionRunner(cfg.PRODUCTION_CMD, path.join(cfg.WORK_DIR, 'production.log'));
-  const connection = await NativeConnection.connect({ address: cfg.TEMPORAL_ADDRESS });
+  const connection = await NativeConnection.connect(connectionOptions(cfg.TEMPORAL_ADDRESS, cfg));
   const worker = await Worker.create({
     connection,
     namespace: cfg.TEMPORAL_NAMESPACE,
     taskQueue: cfg.HOST_TASK_QUEUE,
+    dataConverter: dataConverter(cfg),
     activities: createGpuHostActivities({
       supervisor,
       production,

@@ -7,7 +7,9 @@ import { createPool } from '../../activities/store/pool.js';
 import { type SimOffer } from '../../infra/sim/scenario.js';
 import { freePort } from '../../infra/temporal/dev-server.js';
 import { startVastSim, type VastSim } from '../../infra/sim/vast/server.js';
+import type { ControlConfig } from '../../workers/config.js';
 import { createControlWorker, WORKFLOWS_PATH } from '../../workers/control-worker-factory.js';
+import { dataConverter } from '../../workers/temporal-connection.js';
 import type { LifecycleRequest } from '../../workflows/types.js';
 
 let bundle: Promise<{ code: string }> | null = null;
@@ -37,14 +39,17 @@ export interface FleetEnv {
 }
 
 /** Real Temporal, real Postgres, the Vast simulator over HTTP, and the production control worker. */
-export async function startFleetEnv(offers: SimOffer[], opts: { workerApiKey?: string } = {}): Promise<FleetEnv> {
+export async function startFleetEnv(
+  offers: SimOffer[],
+  opts: { workerApiKey?: string; security?: Partial<ControlConfig> } = {},
+): Promise<FleetEnv> {
   const address = inject('temporalAddress');
   const sim = await startVastSim({ offers, apiKey: API_KEY });
   const pool = createPool(inject('databaseUrl'), 4);
   const nativeConnection = await NativeConnection.connect({ address });
   const taskQueue = `test-control-${randomUUID()}`;
   const connection = await Connection.connect({ address });
-  const client = new Client({ connection });
+  const client = new Client({ connection, dataConverter: dataConverter(opts.security ?? {}) });
   const worker = await createControlWorker(
     {
       TEMPORAL_ADDRESS: address,
@@ -54,6 +59,7 @@ export async function startFleetEnv(offers: SimOffer[], opts: { workerApiKey?: s
       VAST_API_KEY: opts.workerApiKey ?? API_KEY,
       HOST_TEMPORAL_ADDRESS: address,
       VAST_POLL_INTERVAL_MS: 200,
+      ...opts.security,
     },
     pool,
     { connection: nativeConnection, client, taskQueue, workflowBundle: await workflowBundle() },

@@ -8,8 +8,12 @@ const offer = simOffer({ host: { proofSec: 100 } });
 let env: FleetEnv;
 beforeAll(async () => {
   env = await startFleetEnv([offer]);
-  // A quarter of all Vast calls answer 429 or 503: the lifecycle must ride through on bounded retries.
-  await fetch(`${env.sim.url}/_sim/chaos`, { method: 'POST', body: JSON.stringify({ rate429: 0.15, rate5xx: 0.1 }) });
+  // A third of all Vast calls answer 429 or 503 (seeded, so the run repeats exactly): the lifecycle
+  // must ride through on bounded retries.
+  await fetch(`${env.sim.url}/_sim/chaos`, {
+    method: 'POST',
+    body: JSON.stringify({ rate429: 0.2, rate5xx: 0.13, seed: 20261202 }),
+  });
 });
 afterAll(async () => env?.close());
 

@@ -28,8 +28,26 @@ export interface VastSimOptions {
   apiKey: string;
   port?: number;
   baseDir?: string;
-  /** Fraction of API calls answered 429 / 503, for chaos tests. */
-  chaos?: { rate429: number; rate5xx: number };
+  /** Fraction of API calls answered 429 / 503, for chaos tests; `seed` makes the sequence repeatable. */
+  chaos?: Chaos;
+}
+
+export interface Chaos {
+  rate429: number;
+  rate5xx: number;
+  seed?: number;
+}
+
+/** mulberry32: a tiny seeded PRNG, so a chaos run can be replayed exactly. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }
 
 export interface VastSim {
@@ -66,7 +84,8 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
   // Offers still listed but rented by someone else the moment we try: the search-then-create race.
   const racedAway = new Set<number>();
   let nextId = 30_000_000 + Math.floor(Math.random() * 1_000_000);
-  let chaos = opts.chaos ?? { rate429: 0, rate5xx: 0 };
+  let chaos: Chaos = opts.chaos ?? { rate429: 0, rate5xx: 0 };
+  let chaosRandom = chaos.seed === undefined ? Math.random : seeded(chaos.seed);
   const stats = { calls: 0, injected429: 0, injected5xx: 0 };
 
   const publicOffer = (o: SimOffer) => {
@@ -156,12 +175,13 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
       return json(res, 401, { success: false, error: 'auth_error', msg: 'Invalid user key' });
     }
     stats.calls++;
-    if (Math.random() < chaos.rate429) {
+    const roll = chaosRandom();
+    if (roll < chaos.rate429) {
       stats.injected429++;
       res.writeHead(429, { 'Content-Type': 'text/plain' });
       return void res.end('API requests too frequent endpoint threshold=4.5');
     }
-    if (Math.random() < chaos.rate5xx) {
+    if (roll < chaos.rate429 + chaos.rate5xx) {
       stats.injected5xx++;
       return json(res, 503, { detail: 'Service Unavailable' });
     }
@@ -293,7 +313,8 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
     if (method === 'GET' && p === '/_sim/ledger') return json(res, 200, sim.ledger());
     if (method === 'GET' && p === '/_sim/stats') return json(res, 200, stats);
     if (method === 'POST' && p === '/_sim/chaos') {
-      chaos = (await readBody(req)) as typeof chaos;
+      chaos = (await readBody(req)) as Chaos;
+      chaosRandom = chaos.seed === undefined ? Math.random : seeded(chaos.seed);
       return json(res, 200, { ok: true });
     }
     if (method === 'POST' && (m = /^\/_sim\/offers\/(\d+)\/take$/.exec(p))) {
