@@ -1,22 +1,18 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
+import { type Client, WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import { createPool } from '../activities/store/pool.js';
-import { startEmbeddedPostgres } from '../infra/db/embedded-postgres.js';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { CatalogueSchema } from '../infra/sim/scenario.js';
-import { startVastSim } from '../infra/sim/vast/server.js';
-import { migrate } from '../infra/sql/migrate.js';
-import { freePort, startDevServer } from '../infra/temporal/dev-server.js';
+import { freePort } from '../infra/temporal/dev-server.js';
 import type { FleetScalerInput, FleetScalerResult } from '../workflows/fleet-scaler.js';
 import type { fleetScaler } from '../workflows/index.js';
 import { lifecycleStatusQuery } from '../workflows/index.js';
 import { exportHistory } from './cli/history.js';
 import { waitForVerdict } from './cli/verdict.js';
-import { createControlWorker } from './control-worker-factory.js';
 import { ensureScalerSchedule, SCALER_SCHEDULE_ID } from './schedules.js';
+import { compressedLifecycle, startSimStack } from './sim-stack.js';
 
 /**
  * `npm run demo`: a simulated fleet on embedded defaults. Starts a Temporal dev server with its UI, an
@@ -51,57 +47,12 @@ async function main(): Promise<void> {
   const say = (msg: string) => console.log(`[demo] ${msg}`);
   const catalogue = CatalogueSchema.parse(JSON.parse(readFileSync(catalogueFile, 'utf8')));
 
-  say('starting Temporal dev server (first run builds the CLI from the Go module proxy)…');
-  const temporal = await startDevServer({ port: await portOr(7233), uiPort: await portOr(8233) });
-  say(`Temporal ${temporal.address}, web UI ${temporal.uiUrl ?? '(external server)'}`);
-
-  const embedded = process.env.DATABASE_URL ? null : await startEmbeddedPostgres();
-  const databaseUrl = process.env.DATABASE_URL ?? embedded?.url ?? '';
-  say(embedded ? `embedded Postgres (PGlite) at ${embedded.url}` : 'Postgres from DATABASE_URL');
-  const pool = createPool(databaseUrl, embedded ? 4 : 10);
-  await migrate(pool);
-
-  // The simulator's key is random per run: it stands in for VAST_API_KEY and never enters workflow input.
-  const apiKey = process.env.VAST_API_KEY ?? `demo-${Math.random().toString(36).slice(2)}`;
-  const vast = await startVastSim({ offers: catalogue.offers, apiKey });
-  say(
-    `simulated Vast.ai API at ${vast.url} with ${catalogue.offers.length} offers; time runs ${Math.round(1 / scale)}x`,
-  );
-
-  const nativeConnection = await NativeConnection.connect({ address: temporal.address });
-  const connection = await Connection.connect({ address: temporal.address });
-  const client = new Client({ connection, namespace: temporal.namespace });
-  const worker = await createControlWorker(
-    {
-      TEMPORAL_ADDRESS: temporal.address,
-      TEMPORAL_NAMESPACE: temporal.namespace,
-      DATABASE_URL: databaseUrl,
-      VAST_API_URL: vast.url,
-      VAST_API_KEY: apiKey,
-      HOST_TEMPORAL_ADDRESS: temporal.address,
-      VAST_POLL_INTERVAL_MS: 250,
-    },
-    pool,
-    { connection: nativeConnection, client },
-  );
-  const workerRun = worker.run();
+  const stack = await startSimStack(catalogue.offers, { port: await portOr(7233), uiPort: await portOr(8233) }, say);
+  const { temporal, client, vast } = stack;
+  say(`time runs ${Math.round(1 / scale)}x`);
 
   const minRate = 29;
-  const compressed = {
-    // Production durations compressed by the simulators' factor; windows that would shrink below a
-    // process start-up on a loaded 2-core machine keep a floor.
-    timeouts: {
-      waitRunningSec: 1200 * scale,
-      hostConnectSec: Math.max(30, 600 * scale),
-      paramfetchSec: 3600 * scale,
-      paramfetchStallSec: Math.max(20, 300 * scale),
-      daemonReadySec: Math.max(20, 300 * scale),
-      proofDeadlineSec: Math.max(20, 1200 * scale),
-      benchmarkSec: 2700 * scale,
-      heartbeatSec: 10,
-    },
-    watch: { intervalSec: 300 * scale },
-  };
+  const compressed = compressedLifecycle(scale);
   // Nothing is known about these machines yet, so every offer is an exploration candidate.
   const n = catalogue.offers.length;
   const scalerInput: FleetScalerInput = {
@@ -205,14 +156,7 @@ async function main(): Promise<void> {
 
   const shutdown = async () => {
     await client.schedule.getHandle(SCALER_SCHEDULE_ID).pause('demo stopping');
-    worker.shutdown();
-    await workerRun;
-    await vast.close();
-    await connection.close();
-    await nativeConnection.close();
-    await pool.end();
-    await embedded?.stop();
-    await temporal.stop();
+    await stack.close();
   };
   if (keepOpen && ui) {
     console.log('\nThe UI stays up until you press Ctrl-C.');

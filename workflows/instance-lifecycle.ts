@@ -208,10 +208,15 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
       status.benchmark = { completed: 0, requested: input.benchmarkProofs, elapsedMs: 0 };
       const report = await benchmarkAgainstTimer(
         host.bench,
-        input.benchmarkProofs,
-        plan.concurrency,
+        {
+          count: input.benchmarkProofs,
+          concurrency: plan.concurrency,
+          proofDeadlineSec: t.proofDeadlineSec,
+          ...(input.earlyStopAfterProofs > 0
+            ? { earlyStop: { minRate: input.minRate, minProofs: input.earlyStopAfterProofs } }
+            : {}),
+        },
         t.benchmarkSec,
-        t.proofDeadlineSec,
       );
       // An operator's cancel also stops the batch, which then returns normally: never promote after it.
       if (CancellationScope.current().consideredCancelled) throw new CancelledFailure('cancelled during benchmark');
@@ -234,6 +239,13 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
             expectedMs: expectedBatchMs(report.requested, input.minRate),
             rate,
           },
+        );
+      }
+      if (report.earlyStopped && !override.promote) {
+        throw kill(
+          FailureType.BenchRateBelowMin,
+          `stopped early after ${report.completed}/${report.requested} proofs: even the best pace seen cannot reach ${input.minRate} proofs/h`,
+          { rate, minRate: input.minRate, earlyStop: true, timings: report.timings, elapsedMs: report.elapsedMs },
         );
       }
       const verdict = judgeRate(rate, input.minRate);
@@ -413,14 +425,13 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
  */
 async function benchmarkAgainstTimer(
   bench: ActivityInterfaceFor<GpuHostActivities>,
-  count: number,
-  concurrency: number,
+  batchInput: Parameters<GpuHostActivities['runBenchmark']>[0],
   benchmarkSec: number,
-  proofDeadlineSec: number,
 ): Promise<BenchmarkReport> {
+  const { count, concurrency } = batchInput;
   const batchScope = new CancellationScope();
   const timerScope = new CancellationScope();
-  const batch = batchScope.run(() => bench.runBenchmark({ count, concurrency, proofDeadlineSec }));
+  const batch = batchScope.run(() => bench.runBenchmark(batchInput));
   const timer = timerScope
     .run(() => sleep(benchmarkSec * 1000, { summary: `benchmark deadline (${benchmarkSec} s)` }))
     .then(

@@ -74,6 +74,8 @@ export interface LifecycleInput {
   concurrency: ConcurrencyRule;
   /** How many times a daemon transport error is answered by a restart before it is a failure. */
   transportErrorRestarts: number;
+  /** Stop a benchmark as soon as even the best case cannot reach minRate (after this many proofs; 0 = never). */
+  earlyStopAfterProofs: number;
   watch: WatchPolicy;
   resume?: ResumeState;
 }
@@ -118,6 +120,8 @@ export interface BenchmarkReport {
   timings: ProofTiming[];
   /** True when the batch stopped because the workflow's timer fired. */
   stoppedEarly: boolean;
+  /** True when the host stopped the batch because even its best pace could not reach minRate. */
+  earlyStopped?: boolean;
 }
 
 export interface BenchmarkProgress {

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { FailureType, type HostDiagnostics } from '../../workflows/failures.js';
+import { cannotReachMinRate } from '../../workflows/policy/early-stop.js';
 import type { BenchmarkReport, ProofTiming } from '../../workflows/types.js';
 import { type C1Input, loadC1 } from './c1-input.js';
 import { CuzkClient } from './cuzk-client.js';
@@ -134,31 +135,56 @@ export function createGpuHostActivities(deps: GpuHostDeps) {
       count: number;
       concurrency: number;
       proofDeadlineSec: number;
+      /** When set, stop as soon as even the best case cannot reach minRate. */
+      earlyStop?: { minRate: number; minProofs: number };
     }): Promise<BenchmarkReport> {
       const ctx = Context.current();
       const started = Date.now();
       const timings: ProofTiming[] = [];
       let next = 0;
       let failed: unknown = null;
+      let hopeless = false;
       const progress = () => ({ completed: timings.length, requested: input.count, elapsedMs: Date.now() - started });
       const ticker = setInterval(() => ctx.heartbeat(progress()), 1000);
       const worker = async () => {
-        while (next < input.count && failed === null && !ctx.cancellationSignal.aborted) {
+        while (next < input.count && failed === null && !hopeless && !ctx.cancellationSignal.aborted) {
           const index = next++;
           try {
             timings.push(await proveOnce(requestId('bench', index), input.proofDeadlineSec, index));
             ctx.heartbeat(progress());
+            if (input.earlyStop && !hopeless) {
+              hopeless = cannotReachMinRate({
+                completed: timings.length,
+                requested: input.count,
+                elapsedMs: Date.now() - started,
+                fastestProofMs: Math.min(...timings.map((t) => t.totalMs)),
+                concurrency: input.concurrency,
+                minRate: input.earlyStop.minRate,
+                minProofs: input.earlyStop.minProofs,
+              });
+              if (hopeless) stopEarly();
+            }
           } catch (err) {
             if (!ctx.cancellationSignal.aborted) failed ??= err;
           }
         }
       };
+      let stopEarly: () => void = () => undefined;
+      const earlyStopped = new Promise<'early'>((resolve) => {
+        stopEarly = () => resolve('early');
+      });
       const cancelled = new Promise<'cancelled'>((resolve) => {
         ctx.cancellationSignal.addEventListener('abort', () => resolve('cancelled'));
       });
       const workers = Promise.all(Array.from({ length: input.concurrency }, worker));
       try {
-        const how = await Promise.race([workers, cancelled]);
+        const how = await Promise.race([workers, cancelled, earlyStopped]);
+        if (how === 'early') {
+          // Proofs still in flight would only cost more: the daemon keeps proving after a dropped call.
+          const elapsedMs = Date.now() - started;
+          await supervisor.stop();
+          return { ...report(timings, input, elapsedMs), stoppedEarly: false, earlyStopped: true };
+        }
         if (how === 'cancelled') {
           const elapsedMs = Date.now() - started;
           await supervisor.stop();

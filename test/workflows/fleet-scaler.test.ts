@@ -65,7 +65,9 @@ describe('fleetScaler', () => {
     // raced (0.4) fails OfferUnavailable and is replaced; bad (0.3) is never rented; slowModel predicts < minRate;
     // pricey would break the budget; the third benchmark slot goes to exploring the unseen model.
     expect(result.skipped).toContainEqual({ offerId: offers.raced.id, why: 'OfferUnavailable' });
-    expect(startedIds).toEqual(expect.arrayContaining([offers.best.id, offers.second.id, offers.unknown.id]));
+    expect(startedIds, JSON.stringify(result)).toEqual(
+      expect.arrayContaining([offers.best.id, offers.second.id, offers.unknown.id]),
+    );
     expect(startedIds).not.toContain(offers.bad.id);
     expect(startedIds).not.toContain(offers.slowModel.id);
     expect(startedIds).not.toContain(offers.unknown2.id); // one exploration slot

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { promoteOverrideSignal } from '../../workflows/definitions.js';
 import { instanceLifecycle, lifecycleStatusQuery } from '../../workflows/index.js';
 import { API_KEY, fastRequest, type FleetEnv, METRICS_URL, startFleetEnv } from '../helpers/fleet-env.js';
+import { expectKilled } from '../helpers/expect-kill.js';
 import { historyText } from '../helpers/history-text.js';
 import { simOffer } from '../helpers/offers.js';
 import { waitForVerdict } from '../../workers/cli/verdict.js';
@@ -15,11 +16,12 @@ const MIN_RATE = 29 / SCALE;
 const healthy = simOffer({ gpu_name: 'RTX 4090', num_gpus: 2, host: { proofSec: 100 } });
 const slow = simOffer({ gpu_name: 'RTX 3060', num_gpus: 1, host: { proofSec: 600 } });
 const cancelled = simOffer({ host: { proofSec: 100 } });
+const early = simOffer({ gpu_name: 'RTX 3060', num_gpus: 1, host: { proofSec: 600 } });
 const overridden = simOffer({ gpu_name: 'RTX 3060', num_gpus: 1, host: { proofSec: 300 } });
 
 let env: FleetEnv;
 beforeAll(async () => {
-  env = await startFleetEnv([healthy, slow, cancelled, overridden]);
+  env = await startFleetEnv([healthy, slow, cancelled, overridden, early]);
 });
 afterAll(async () => env?.close());
 
@@ -73,6 +75,21 @@ describe('instanceLifecycle outcomes', () => {
     await expectNothingLeft(healthy.id);
   });
 
+  it('stops a hopeless benchmark early, as soon as even the best pace cannot reach minRate', async () => {
+    const id = `early-${early.id}`;
+    const k = await expectKilled(
+      env,
+      id,
+      fastRequest(early.id, { minRate: MIN_RATE, timeouts: { benchmarkSec: 120, proofDeadlineSec: 60 } }),
+      'BenchRateBelowMin',
+    );
+    expect(k.details.earlyStop).toBe(true);
+    expect((k.details.timings as unknown[]).length).toBeLessThan(4);
+    expect(k.failure.message).toMatch(/stopped early after \d\/4 proofs/);
+    const rows = env.sim.ledger().filter((r) => r.offerId === early.id);
+    expect(rows.every((r) => r.destroyed && !r.hostAlive)).toBe(true);
+  });
+
   it('promotes a too-slow host when an operator overrides the verdict', async () => {
     const id = `override-${overridden.id}`;
     const handle = await env.client.workflow.start(instanceLifecycle, {
@@ -98,7 +115,14 @@ describe('instanceLifecycle outcomes', () => {
       .execute(instanceLifecycle, {
         taskQueue: env.taskQueue,
         workflowId: id,
-        args: [fastRequest(slow.id, { minRate: MIN_RATE, timeouts: { benchmarkSec: 120, proofDeadlineSec: 60 } })],
+        // Early stop off: this test is about the full-batch verdict.
+        args: [
+          fastRequest(slow.id, {
+            minRate: MIN_RATE,
+            earlyStopAfterProofs: 0,
+            timeouts: { benchmarkSec: 120, proofDeadlineSec: 60 },
+          }),
+        ],
         workflowExecutionTimeout: '4 minutes',
       })
       .catch((e: unknown) => e);
@@ -110,6 +134,7 @@ describe('instanceLifecycle outcomes', () => {
     expect(details.rate).toBeLessThan(MIN_RATE);
     expect(details.minRate).toBe(MIN_RATE);
     expect(details.timings.length).toBe(4);
+    expect((cause as ApplicationFailure).message).toContain('is below the minimum');
     await expectNothingLeft(slow.id);
     const row = await env.pool.query(
       'SELECT outcome, failure_type, destroyed_at FROM instances WHERE workflow_id = $1',

@@ -45,6 +45,7 @@ export function withDefaults(req: LifecycleRequest): LifecycleInput {
     image: req.image ?? DEFAULT_IMAGE,
     diskGb: req.diskGb ?? 200,
     transportErrorRestarts: req.transportErrorRestarts ?? 1,
+    earlyStopAfterProofs: req.earlyStopAfterProofs ?? 3,
     timeouts: { ...DEFAULT_TIMEOUTS, ...req.timeouts },
     concurrency: { ...DEFAULT_CONCURRENCY, ...req.concurrency },
     watch: { ...DEFAULT_WATCH, ...req.watch },

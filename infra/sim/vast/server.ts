@@ -18,6 +18,10 @@ interface SimInstance {
   start_date: number;
   destroyed: boolean;
   dph: number;
+  /** Wall-clock ms: GPU time bills from running to destroy. */
+  createdAt: number;
+  runningAt: number | null;
+  destroyedAt: number | null;
   host: BootedHost | null;
   hostExit: string | null;
   timers: NodeJS.Timeout[];
@@ -55,6 +59,10 @@ export interface VastSim {
   /** Every instance ever created, for tests' leak checks. */
   ledger(): Array<{
     id: number;
+    dph: number;
+    createdAt: number;
+    runningAt: number | null;
+    destroyedAt: number | null;
     offerId: number;
     machineId: number;
     label: string;
@@ -115,6 +123,7 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
 
   function destroy(inst: SimInstance): void {
     inst.destroyed = true;
+    inst.destroyedAt = Date.now();
     inst.timers.forEach(clearTimeout);
     inst.host?.kill();
     taken.delete(inst.offer.id);
@@ -139,6 +148,7 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
         return;
       }
       inst.actual_status = 'running';
+      inst.runningAt = Date.now();
       inst.status_msg = `success, running ${inst.image}`;
       void bootHost(inst.offer, inst.id, inst.env, baseDir, (code, signal) => {
         inst.hostExit = `code=${code} signal=${signal}`;
@@ -235,6 +245,9 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
         start_date: Date.now() / 1000,
         destroyed: false,
         dph: offer.dph_total,
+        createdAt: Date.now(),
+        runningAt: null,
+        destroyedAt: null,
         host: null,
         hostExit: null,
         timers: [],
@@ -358,6 +371,10 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
     ledger: () =>
       [...instances.values()].map((i) => ({
         id: i.id,
+        dph: i.dph,
+        createdAt: i.createdAt,
+        runningAt: i.runningAt,
+        destroyedAt: i.destroyedAt,
         offerId: i.offer.id,
         machineId: i.offer.machine_id,
         label: i.label,

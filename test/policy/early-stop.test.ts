@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { cannotReachMinRate } from '../../workflows/policy/early-stop.js';
+
+const base = { requested: 12, concurrency: 2, minRate: 29, minProofs: 2 };
+const MIN = 60_000;
+
+describe('early stop', () => {
+  it('stops a host that cannot reach minRate even at its best pace', () => {
+    // 4 proofs in 30 min at 7.5 min each: best case 8 more in 30 min -> 12 in 60 min = 12/h < 29.
+    expect(cannotReachMinRate({ ...base, completed: 4, elapsedMs: 30 * MIN, fastestProofMs: 7.5 * MIN })).toBe(true);
+  });
+
+  it('keeps a healthy host: 36/h pace', () => {
+    expect(cannotReachMinRate({ ...base, completed: 4, elapsedMs: 6.7 * MIN, fastestProofMs: 3.3 * MIN })).toBe(false);
+  });
+
+  it('never judges before minProofs, or once the batch is complete', () => {
+    expect(cannotReachMinRate({ ...base, completed: 1, elapsedMs: 60 * MIN, fastestProofMs: 60 * MIN })).toBe(false);
+    expect(cannotReachMinRate({ ...base, completed: 12, elapsedMs: 600 * MIN, fastestProofMs: 60 * MIN })).toBe(false);
+  });
+
+  it('credits a fast pace after a slow start (best case, not average)', () => {
+    // Slow first proofs (kernel warm-up) but now 2 min per proof: 8 more take 8 min -> 12 in 28 min = 25.7/h.
+    expect(cannotReachMinRate({ ...base, completed: 4, elapsedMs: 20 * MIN, fastestProofMs: 2 * MIN })).toBe(true);
+    expect(cannotReachMinRate({ ...base, completed: 4, elapsedMs: 14 * MIN, fastestProofMs: 2 * MIN })).toBe(false);
+  });
+});

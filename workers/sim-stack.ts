@@ -1,0 +1,97 @@
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import type pg from 'pg';
+import { createPool } from '../activities/store/pool.js';
+import { startEmbeddedPostgres } from '../infra/db/embedded-postgres.js';
+import type { SimOffer } from '../infra/sim/scenario.js';
+import { startVastSim, type VastSim } from '../infra/sim/vast/server.js';
+import { migrate } from '../infra/sql/migrate.js';
+import { type DevServer, type DevServerOptions, startDevServer } from '../infra/temporal/dev-server.js';
+import { createControlWorker } from './control-worker-factory.js';
+
+export interface SimStack {
+  temporal: DevServer;
+  client: Client;
+  pool: pg.Pool;
+  vast: VastSim;
+  databaseUrl: string;
+  embeddedDb: boolean;
+  close(): Promise<void>;
+}
+
+/**
+ * The whole simulated fleet in one call — Temporal dev server, Postgres (embedded unless
+ * DATABASE_URL is set), the Vast.ai simulator and the production control worker — for the demo
+ * and the benchmark harness.
+ */
+export async function startSimStack(
+  offers: SimOffer[],
+  server: DevServerOptions,
+  log: (m: string) => void,
+): Promise<SimStack> {
+  log('starting Temporal dev server (first run builds the CLI from the Go module proxy)…');
+  const temporal = await startDevServer(server);
+  log(`Temporal ${temporal.address}, web UI ${temporal.uiUrl ?? '(none)'}`);
+  const embedded = process.env.DATABASE_URL ? null : await startEmbeddedPostgres();
+  const databaseUrl = process.env.DATABASE_URL ?? embedded?.url ?? '';
+  log(embedded ? `embedded Postgres (PGlite) at ${embedded.url}` : 'Postgres from DATABASE_URL');
+  const pool = createPool(databaseUrl, embedded ? 4 : 10);
+  await migrate(pool);
+  // The simulator's key is random per run: it stands in for VAST_API_KEY and never enters workflow input.
+  const apiKey = process.env.VAST_API_KEY ?? `sim-${Math.random().toString(36).slice(2)}`;
+  const vast = await startVastSim({ offers, apiKey });
+  log(`simulated Vast.ai API at ${vast.url} with ${offers.length} offers`);
+  const nativeConnection = await NativeConnection.connect({ address: temporal.address });
+  const connection = await Connection.connect({ address: temporal.address });
+  const client = new Client({ connection, namespace: temporal.namespace });
+  const worker = await createControlWorker(
+    {
+      TEMPORAL_ADDRESS: temporal.address,
+      TEMPORAL_NAMESPACE: temporal.namespace,
+      DATABASE_URL: databaseUrl,
+      VAST_API_URL: vast.url,
+      VAST_API_KEY: apiKey,
+      HOST_TEMPORAL_ADDRESS: temporal.address,
+      VAST_POLL_INTERVAL_MS: 250,
+    },
+    pool,
+    { connection: nativeConnection, client },
+  );
+  const workerRun = worker.run();
+  return {
+    temporal,
+    client,
+    pool,
+    vast,
+    databaseUrl,
+    embeddedDb: embedded !== null,
+    async close() {
+      worker.shutdown();
+      await workerRun;
+      await vast.close();
+      await connection.close();
+      await nativeConnection.close();
+      await pool.end();
+      await embedded?.stop();
+      await temporal.stop();
+    },
+  };
+}
+
+/** Production durations compressed by the simulators' factor; windows that would shrink below a
+ * process start-up on a loaded 2-core machine keep a floor. */
+export function compressedLifecycle(scale: number) {
+  return {
+    timeouts: {
+      waitRunningSec: 1200 * scale,
+      hostConnectSec: Math.max(30, 600 * scale),
+      paramfetchSec: 3600 * scale,
+      paramfetchStallSec: Math.max(20, 300 * scale),
+      daemonReadySec: Math.max(20, 300 * scale),
+      proofDeadlineSec: Math.max(20, 1200 * scale),
+      benchmarkSec: 2700 * scale,
+      heartbeatSec: 10,
+    },
+    watch: { intervalSec: 300 * scale },
+  };
+}
