@@ -10,6 +10,7 @@ import { waitForVerdict } from '../../workers/cli/verdict.js';
 import { instanceLifecycle, lifecycleStatusQuery } from '../../workflows/index.js';
 import { API_KEY, fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
 import { historyText } from '../helpers/history-text.js';
+import { cancelAndWait } from '../helpers/cancel-and-wait.js';
 import { simOffer } from '../helpers/offers.js';
 
 const k1 = randomBytes(32).toString('base64');
@@ -107,7 +108,7 @@ describe('encrypted histories, end to end', () => {
     } finally {
       server.close();
     }
-    await handle.cancel();
+    await cancelAndWait(env.client, handle.workflowId);
   });
 });
 

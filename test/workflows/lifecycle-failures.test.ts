@@ -4,6 +4,7 @@ import { instanceLifecycle } from '../../workflows/index.js';
 import { expectCleanedUp, expectKilled } from '../helpers/expect-kill.js';
 import { waitForVerdict } from '../../workers/cli/verdict.js';
 import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
+import { cancelAndWait } from '../helpers/cancel-and-wait.js';
 import { simOffer } from '../helpers/offers.js';
 
 const MIN_RATE = 29 / 0.01;
@@ -77,7 +78,7 @@ describe('every failure of the seeds is typed, carries evidence, and cleans up',
       workflowExecutionTimeout: '5 minutes',
     });
     expect(await waitForVerdict(env.client, id)).toBe('promoted');
-    await handle.cancel();
+    await cancelAndWait(env.client, handle.workflowId);
     const ev = await env.pool.query(
       "SELECT count(*)::int AS n FROM lifecycle_events WHERE workflow_id = $1 AND message LIKE 'transport error%'",
       [id],

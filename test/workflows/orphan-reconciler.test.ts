@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitForVerdict } from '../../workers/cli/verdict.js';
 import { instanceLifecycle, orphanReconciler } from '../../workflows/index.js';
 import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
+import { cancelAndWait } from '../helpers/cancel-and-wait.js';
 import { simOffer } from '../helpers/offers.js';
 
 const orphaned = simOffer({ host: { proofSec: 100 } });
@@ -47,6 +48,6 @@ describe('orphan reconciliation', () => {
     ]);
     expect(row.rows[0]?.destroyed_at).not.toBeNull();
     expect(row.rows[0]?.outcome).toBe('promoted');
-    await keeper.cancel();
+    await cancelAndWait(env.client, keeper.workflowId);
   });
 });

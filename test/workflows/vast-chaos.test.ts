@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instanceLifecycle } from '../../workflows/index.js';
 import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
+import { cancelAndWait } from '../helpers/cancel-and-wait.js';
 import { simOffer } from '../helpers/offers.js';
 import { waitForVerdict } from '../../workers/cli/verdict.js';
 
@@ -39,6 +40,6 @@ describe('Vast API chaos', () => {
     );
     // Retries are visible in history as later attempts, never unbounded.
     for (const e of failedAttempts) expect(e.activityTaskStartedEventAttributes?.attempt).toBeLessThanOrEqual(8);
-    await handle.cancel();
+    await cancelAndWait(env.client, handle.workflowId);
   });
 });
