@@ -14,6 +14,13 @@ describe('early stop', () => {
     expect(cannotReachMinRate({ ...base, completed: 4, elapsedMs: 6.7 * MIN, fastestProofMs: 3.3 * MIN })).toBe(false);
   });
 
+  it('counts proofs in flight as possibly done: a 6-way host near the end is not killed', () => {
+    // 10 of 12 in 20 min at 6-way: the last 2 are in flight, so the best case is 12 in 20 min = 36/h.
+    expect(
+      cannotReachMinRate({ ...base, concurrency: 6, completed: 10, elapsedMs: 20 * MIN, fastestProofMs: 9 * MIN }),
+    ).toBe(false);
+  });
+
   it('never judges before minProofs, or once the batch is complete', () => {
     expect(cannotReachMinRate({ ...base, completed: 1, elapsedMs: 60 * MIN, fastestProofMs: 60 * MIN })).toBe(false);
     expect(cannotReachMinRate({ ...base, completed: 12, elapsedMs: 600 * MIN, fastestProofMs: 60 * MIN })).toBe(false);

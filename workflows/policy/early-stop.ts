@@ -1,6 +1,6 @@
 /**
- * Early stop for a benchmark batch: true once even the best case cannot reach `minRate` — every
- * remaining proof finishing at the fastest per-proof pace seen so far, `concurrency` at a time.
+ * Early stop for a benchmark batch: true once even the best case cannot reach `minRate` — proofs in
+ * flight finishing at once, every proof not yet started at the fastest pace seen, `concurrency` at a time.
  * Judged only after `minProofs` completions, so one slow first proof does not kill a host.
  */
 export function cannotReachMinRate(p: {
@@ -14,7 +14,9 @@ export function cannotReachMinRate(p: {
 }): boolean {
   if (p.completed < p.minProofs || p.completed >= p.requested || p.minRate <= 0) return false;
   const remaining = p.requested - p.completed;
-  const bestRemainingMs = Math.ceil(remaining / Math.max(1, p.concurrency)) * p.fastestProofMs;
+  // Proofs already in flight might finish at once: only those not yet started must take a full proof.
+  const notStarted = Math.max(0, remaining - Math.max(1, p.concurrency));
+  const bestRemainingMs = Math.ceil(notStarted / Math.max(1, p.concurrency)) * p.fastestProofMs;
   const bestRate = p.requested / ((p.elapsedMs + bestRemainingMs) / 3_600_000);
   return bestRate < p.minRate;
 }
