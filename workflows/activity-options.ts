@@ -15,6 +15,12 @@ export const vastApiOptions: ActivityOptions = {
   },
 };
 
+/** Reads of Temporal's own visibility (is a lifecycle running?): cheap, retried a few times. */
+export const temporalVisibilityOptions: ActivityOptions = {
+  startToCloseTimeout: '30 seconds',
+  retry: { maximumAttempts: 5 },
+};
+
 /** Destroy must happen or money leaks: retried for up to an hour before the workflow fails loudly. */
 export const destroyOptions: ActivityOptions = {
   startToCloseTimeout: '1 minute',

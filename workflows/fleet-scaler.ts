@@ -11,7 +11,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { StoreActivities } from '../activities/store/activities.js';
 import type { TemporalActivities } from '../activities/temporal/activities.js';
 import type { VastActivities } from '../activities/vast/activities.js';
-import { storeOptions, vastApiOptions } from './activity-options.js';
+import { storeOptions, temporalVisibilityOptions, vastApiOptions } from './activity-options.js';
 import { FailureType } from './failures.js';
 import { instanceLifecycle } from './instance-lifecycle.js';
 import { chooseOffers, type FleetTarget, rankOffers, type RankedOffer } from './policy/offer-ranking.js';
@@ -19,10 +19,7 @@ import { lifecycleWorkflowId } from './task-queues.js';
 import type { LifecycleRequest } from './types.js';
 
 const vast = proxyActivities<VastActivities>(vastApiOptions);
-const temporal = proxyActivities<TemporalActivities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { maximumAttempts: 5 },
-});
+const temporal = proxyActivities<TemporalActivities>(temporalVisibilityOptions);
 const store = proxyLocalActivities<StoreActivities>(storeOptions);
 
 export interface OfferFilter {

@@ -2,15 +2,12 @@ import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { StoreActivities } from '../activities/store/activities.js';
 import type { TemporalActivities } from '../activities/temporal/activities.js';
 import type { VastActivities } from '../activities/vast/activities.js';
-import { destroyOptions, storeOptions, vastApiOptions } from './activity-options.js';
+import { destroyOptions, storeOptions, temporalVisibilityOptions, vastApiOptions } from './activity-options.js';
 import { LABEL_PREFIX } from './task-queues.js';
 
 const vast = proxyActivities<VastActivities>(vastApiOptions);
 const cleanup = proxyActivities<VastActivities>(destroyOptions);
-const temporal = proxyActivities<TemporalActivities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { maximumAttempts: 5 },
-});
+const temporal = proxyActivities<TemporalActivities>(temporalVisibilityOptions);
 const store = proxyLocalActivities<StoreActivities>(storeOptions);
 
 export interface ReconcileResult {

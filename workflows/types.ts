@@ -1,4 +1,4 @@
-import type { FailureType, HostDiagnostics } from './failures.js';
+import type { FailureType } from './failures.js';
 
 /** Stages a lifecycle passes through, in order; also the LifecycleStage search attribute. */
 export const STAGES = [
@@ -142,20 +142,6 @@ export interface LifecycleResult {
   rate: number | null;
   failureType: FailureType | null;
   reason: string;
-}
-
-/** Details carried by a kill's ApplicationFailure and stored with the kill. */
-export interface KillDetails {
-  stage: Stage;
-  message: string;
-  rate?: number;
-  minRate?: number;
-  completed?: number;
-  requested?: number;
-  elapsedMs?: number;
-  expectedMs?: number;
-  timings?: ProofTiming[];
-  diagnostics?: HostDiagnostics;
 }
 
 export interface LifecycleStatus {

@@ -209,21 +209,6 @@ export async function setIgnored(db: Db, machineId: number, ignored: boolean): P
   return res.rowCount === 1;
 }
 
-export async function listBadMachineRows(
-  db: Db,
-): Promise<Array<{ machineId: number; reason: string; source: string; ignored: boolean; markedAt: string }>> {
-  const res = await db.query<{ machine_id: string; reason: string; source: string; ignored: boolean; marked_at: Date }>(
-    'SELECT machine_id, reason, source, ignored, marked_at FROM bad_machines ORDER BY marked_at DESC',
-  );
-  return res.rows.map((r) => ({
-    machineId: Number(r.machine_id),
-    reason: r.reason,
-    source: r.source,
-    ignored: r.ignored,
-    markedAt: r.marked_at.toISOString(),
-  }));
-}
-
 export async function workflowForLabel(db: Db, label: string): Promise<string | null> {
   const res = await db.query<{ workflow_id: string }>('SELECT workflow_id FROM instances WHERE label = $1 LIMIT 1', [
     label,
