@@ -73,6 +73,9 @@ export class DaemonSupervisor {
     this.exited = new Promise((resolve) => {
       const done = (code: number | null, signal: NodeJS.Signals | null) => {
         this.exitInfo = { code, signal, requested: this.stopping };
+        // Output can trail the exit event: stop piping first, so nothing writes to the ended log.
+        child.stdout?.unpipe(log);
+        child.stderr?.unpipe(log);
         log.end(`--- gpu-host: daemon exited code=${code} signal=${signal}\n`);
         resolve();
       };

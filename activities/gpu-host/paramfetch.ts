@@ -51,6 +51,18 @@ export async function runParamfetch(command: string[], logFile: string, stallMs:
     child.once('exit', (code, signal) => resolve({ code, signal }));
     child.once('error', () => resolve({ code: 127, signal: null }));
   });
+  // Output can trail the exit event; take what arrives while the pipes drain, then stop listening
+  // (a grandchild may hold them open), so nothing is written to the log after it is closed.
+  await new Promise<void>((resolve) => {
+    if (child.stdout.closed && child.stderr.closed) return resolve();
+    const t = setTimeout(resolve, 1000);
+    child.once('close', () => {
+      clearTimeout(t);
+      resolve();
+    });
+  });
+  child.stdout.off('data', onData);
+  child.stderr.off('data', onData);
   clearInterval(watchdog);
   ctx.cancellationSignal.removeEventListener('abort', onCancel);
   await new Promise<void>((resolve) => log.end(() => resolve()));

@@ -25,7 +25,12 @@ export class ProductionRunner {
     const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     child.stdout?.pipe(log, { end: false });
     child.stderr?.pipe(log, { end: false });
-    child.once('exit', (code, signal) => log.end(`--- production prover exited code=${code} signal=${signal}\n`));
+    child.once('exit', (code, signal) => {
+      // Output can trail the exit event: stop piping first, so nothing writes to the ended log.
+      child.stdout?.unpipe(log);
+      child.stderr?.unpipe(log);
+      log.end(`--- production prover exited code=${code} signal=${signal}\n`);
+    });
     this.child = child;
     return true;
   }
