@@ -39,6 +39,8 @@ export const ControlConfigSchema = z.object({
   HOST_PAYLOAD_KEYS: z.string().min(1).optional(),
   HOST_PAYLOAD_KEY_ID: z.string().min(1).optional(),
   VAST_POLL_INTERVAL_MS: z.coerce.number().int().positive().default(10_000),
+  /** Queue the control worker polls (default gpu-fleet-control); the CLI reads the same variable to start workflows. */
+  CONTROL_TASK_QUEUE: z.string().min(1).optional(),
 });
 export type ControlConfig = z.infer<typeof ControlConfigSchema>;
 
@@ -55,6 +57,12 @@ export const GpuHostConfigSchema = z.object({
   WORK_DIR: z.string().min(1).default('/var/lib/gpu-host'),
   C1_PATH: z.string().min(1).default('/data/32gbench/c1.json'),
   MINER_ID: z.coerce.number().int().nonnegative().default(1000),
+  /**
+   * Longest gap between progress heartbeats of a long activity (the SDK also keeps it under 0.8 x the
+   * workflow's heartbeat timeout). Cancellation reaches the host only with a heartbeat's reply, so this
+   * bounds how late a benchmark sees its timer; each heartbeat is a write on the Temporal server.
+   */
+  HEARTBEAT_THROTTLE_SEC: z.coerce.number().positive().max(600).default(30),
 });
 export type GpuHostConfig = z.infer<typeof GpuHostConfigSchema>;
 

@@ -4,6 +4,7 @@ import type pg from 'pg';
 import { createPool } from '../activities/store/pool.js';
 import { startEmbeddedPostgres } from '../infra/db/embedded-postgres.js';
 import type { SimOffer } from '../infra/sim/scenario.js';
+import type { HostBooter } from '../infra/sim/vast/host-boot.js';
 import { startVastSim, type VastSim } from '../infra/sim/vast/server.js';
 import { migrate } from '../infra/sql/migrate.js';
 import { type DevServer, type DevServerOptions, startDevServer } from '../infra/temporal/dev-server.js';
@@ -28,6 +29,7 @@ export async function startSimStack(
   offers: SimOffer[],
   server: DevServerOptions,
   log: (m: string) => void,
+  opts: { bootHost?: HostBooter } = {},
 ): Promise<SimStack> {
   log('starting Temporal dev server (first run builds the CLI from the Go module proxy)…');
   const temporal = await startDevServer(server);
@@ -39,7 +41,7 @@ export async function startSimStack(
   await migrate(pool);
   // The simulator's key is random per run: it stands in for VAST_API_KEY and never enters workflow input.
   const apiKey = process.env.VAST_API_KEY ?? `sim-${Math.random().toString(36).slice(2)}`;
-  const vast = await startVastSim({ offers, apiKey });
+  const vast = await startVastSim({ offers, apiKey, ...(opts.bootHost ? { bootHost: opts.bootHost } : {}) });
   log(`simulated Vast.ai API at ${vast.url} with ${offers.length} offers`);
   const nativeConnection = await NativeConnection.connect({ address: temporal.address });
   const connection = await Connection.connect({ address: temporal.address });

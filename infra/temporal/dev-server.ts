@@ -8,6 +8,8 @@ export interface DevServer {
   address: string;
   uiUrl: string | null;
   namespace: string;
+  /** The server process we started (null for an external TEMPORAL_ADDRESS), for CPU accounting. */
+  pid: number | null;
   stop(): Promise<void>;
 }
 
@@ -38,7 +40,7 @@ export async function freePort(): Promise<number> {
 export async function startDevServer(opts: DevServerOptions = {}): Promise<DevServer> {
   const namespace = opts.namespace ?? process.env.TEMPORAL_NAMESPACE ?? 'default';
   if (process.env.TEMPORAL_ADDRESS) {
-    return { address: process.env.TEMPORAL_ADDRESS, uiUrl: null, namespace, stop: async () => undefined };
+    return { address: process.env.TEMPORAL_ADDRESS, uiUrl: null, namespace, pid: null, stop: async () => undefined };
   }
   const cli = ensureTemporalCli();
   const port = opts.port ?? (await freePort());
@@ -70,6 +72,7 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
     address,
     uiUrl: uiPort === null ? null : `http://127.0.0.1:${uiPort}`,
     namespace,
+    pid: child.pid ?? null,
     async stop() {
       process.removeListener('exit', killOnExit);
       if (child.exitCode !== null || child.signalCode !== null) return;

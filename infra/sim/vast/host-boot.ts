@@ -1,20 +1,31 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../temporal/dev-server.js';
-import type { SimOffer } from '../scenario.js';
+import { type SimOffer, timeScale } from '../scenario.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const tsNode = (script: string) => [process.execPath, '--import', 'tsx', path.join(ROOT, script)];
 
 export interface BootedHost {
-  child: ChildProcess;
   workDir: string;
   /** False once the process group was sent SIGKILL, which cannot be caught. */
   readonly alive: boolean;
   kill(): void;
 }
+
+/** The production heartbeat gap (30 s) in compressed time, floored so a loaded machine keeps up. */
+export const heartbeatThrottleSec = (scale: number) => Math.max(2, 30 * scale);
+
+/** How the simulator brings up a rented machine: a process per host (below) or the host farm. */
+export type HostBooter = (
+  offer: SimOffer,
+  instanceId: number,
+  env: Record<string, string>,
+  baseDir: string,
+  onExit: (code: number | null, signal: string | null) => void,
+) => Promise<BootedHost>;
 
 /**
  * "Boots" a rented machine: runs the real GPU-host worker with the instance's env (as the image's
@@ -51,6 +62,7 @@ export async function bootHost(
       env: {
         PATH: process.env.PATH ?? '',
         SIM_TIME_SCALE: process.env.SIM_TIME_SCALE ?? '1',
+        HEARTBEAT_THROTTLE_SEC: String(heartbeatThrottleSec(timeScale())),
         ...env,
         CUZK_ADDRESS: `127.0.0.1:${port}`,
         CUZK_DAEMON_CMD: JSON.stringify(tsNode('infra/sim/cuzk/main.ts')),
@@ -74,13 +86,16 @@ export async function bootHost(
   });
   let killed = false;
   return {
-    child,
     workDir,
     get alive() {
       return !killed && child.exitCode === null && child.signalCode === null;
     },
     kill() {
+      // Once: a later kill of a long-gone group could hit an unrelated one that reused its id.
+      if (killed) return;
       killed = true;
+      // The whole group even when the worker itself is gone: destroying an instance ends its container,
+      // and a daemon orphaned by a crashed worker is still in the group, still proving.
       if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
         try {
           process.kill(-child.pid, 'SIGKILL');

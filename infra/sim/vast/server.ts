@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { mkdtempSync } from 'node:fs';
 import { type SimOffer, scaledMs, timeScale } from '../scenario.js';
-import { type BootedHost, bootHost } from './host-boot.js';
+import { type BootedHost, bootHost, type HostBooter } from './host-boot.js';
 import { matchesQuery, QueryError, sortOffers } from './query.js';
 
 interface SimInstance {
@@ -32,6 +32,8 @@ export interface VastSimOptions {
   apiKey: string;
   port?: number;
   baseDir?: string;
+  /** How rented machines come up: a GPU-host worker process each (default), or the host farm for scale runs. */
+  bootHost?: HostBooter;
   /** Fraction of API calls answered 429 / 503, for chaos tests; `seed` makes the sequence repeatable. */
   chaos?: Chaos;
 }
@@ -150,12 +152,18 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
       inst.actual_status = 'running';
       inst.runningAt = Date.now();
       inst.status_msg = `success, running ${inst.image}`;
-      void bootHost(inst.offer, inst.id, inst.env, baseDir, (code, signal) => {
+      void (opts.bootHost ?? bootHost)(inst.offer, inst.id, inst.env, baseDir, (code, signal) => {
         inst.hostExit = `code=${code} signal=${signal}`;
-      }).then((host) => {
-        if (inst.destroyed) host.kill();
-        inst.host = host;
-      });
+      }).then(
+        (host) => {
+          if (inst.destroyed) host.kill();
+          inst.host = host;
+        },
+        (err: unknown) => {
+          // The machine never came up: to the renter it looks like a host whose worker never connects.
+          inst.hostExit = `boot failed: ${err instanceof Error ? err.message : String(err)}`;
+        },
+      );
       if (sc.preemptAfterSec !== undefined) {
         at(sc.preemptAfterSec, () => {
           inst.host?.kill();

@@ -1,0 +1,307 @@
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { mkdir, open, rm, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { NativeConnection } from '@temporalio/worker';
+import { z } from 'zod';
+import { GpuHostConfigSchema, loadConfig } from '../../../workers/config.js';
+import { createGpuHost, type GpuHost } from '../../../workers/gpu-host-factory.js';
+import { runFeeder } from '../feeder.js';
+import { scaledMs, SimOfferSchema, type SimOffer } from '../scenario.js';
+import { startSimDaemon, type SimDaemon } from '../cuzk/server.js';
+import { readDaemonConfig } from '../cuzk/toml-config.js';
+import { heartbeatThrottleSec } from '../vast/host-boot.js';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const PORT_BASE = Number(process.env.SIM_FARM_PORT_BASE ?? 21_000);
+const PORT_SPAN = 10_000;
+
+/**
+ * Many simulated GPU machines in one process, for scale runs where a Node process per host (worker,
+ * daemon, fetcher, feeder) would swamp two cores. Each machine still runs the production GPU-host
+ * worker code on its own task queue; its daemon and production prover are simulated in-process but
+ * started and stopped through small shell stand-ins (standin.sh), so the worker's process
+ * supervision — spawn, SIGTERM, exit codes, log files — is the real code path.
+ */
+export interface HostFarm {
+  url: string;
+  hosts(): number;
+  close(): Promise<void>;
+}
+
+interface FarmHost {
+  instanceId: number;
+  offer: SimOffer;
+  workDir: string;
+  host: GpuHost;
+  run: Promise<void>;
+}
+
+interface Standin {
+  pid: number;
+  hostId: number;
+  kind: string;
+  stop(): void;
+  /** Exit code the stand-in should end with (a simulated crash); written to its fifo. */
+  exitCode: number | null;
+}
+
+const BootSchema = z.object({
+  instanceId: z.number().int().positive(),
+  offer: SimOfferSchema,
+  env: z.record(z.string(), z.string()),
+});
+
+export async function startHostFarm(opts: { baseDir: string; scale: number; port?: number }): Promise<HostFarm> {
+  const { baseDir, scale } = opts;
+  await mkdir(baseDir, { recursive: true });
+  const hosts = new Map<number, FarmHost>();
+  const standins = new Map<number, Standin>();
+  const connections = new Map<string, Promise<NativeConnection>>();
+  const connect = (address: string) => {
+    let c = connections.get(address);
+    if (!c) connections.set(address, (c = NativeConnection.connect({ address })));
+    return c;
+  };
+
+  // A daemon listens seconds after its port is chosen; below the kernel's ephemeral range nothing else takes it meanwhile.
+  let nextPort = PORT_BASE;
+  async function reservePort(): Promise<number> {
+    for (let tries = 0; tries < PORT_SPAN; tries++) {
+      const port = nextPort;
+      nextPort = nextPort + 1 >= PORT_BASE + PORT_SPAN ? PORT_BASE : nextPort + 1;
+      if (await canListen(port)) return port;
+    }
+    throw new Error(`host farm: no free port in ${PORT_BASE}..${PORT_BASE + PORT_SPAN}`);
+  }
+
+  async function boot(req: z.infer<typeof BootSchema>): Promise<string> {
+    const { instanceId, offer, env } = req;
+    const workDir = path.join(baseDir, `instance-${instanceId}`);
+    const paramCache = path.join(workDir, 'params');
+    await mkdir(paramCache, { recursive: true });
+    const c1Path = path.join(workDir, 'c1.json');
+    await writeFile(
+      c1Path,
+      JSON.stringify({ SectorNum: 1, Phase1Out: Buffer.from('simulated-c1').toString('base64'), SectorSize: 2 ** 35 }),
+    );
+    const sc = offer.sim.host;
+    const cfg = loadConfig(GpuHostConfigSchema, {
+      ...env,
+      CUZK_ADDRESS: `127.0.0.1:${await reservePort()}`,
+      CUZK_DAEMON_CMD: JSON.stringify(['sh', path.join(HERE, 'standin.sh'), 'daemon']),
+      PARAMFETCH_CMD: JSON.stringify([
+        'sh',
+        path.join(HERE, 'paramfetch.sh'),
+        paramCache,
+        String(scaledMs(sc.paramfetchSec, scale) / 1000),
+        sc.faults.paramfetch,
+      ]),
+      PRODUCTION_CMD: JSON.stringify(['sh', path.join(HERE, 'standin.sh'), 'production', workDir]),
+      PARAM_CACHE_DIR: paramCache,
+      WORK_DIR: workDir,
+      C1_PATH: c1Path,
+      MINER_ID: '1000',
+      HEARTBEAT_THROTTLE_SEC: String(heartbeatThrottleSec(scale)),
+    });
+    const host = await createGpuHost(cfg, await connect(cfg.TEMPORAL_ADDRESS));
+    const run = host.worker.run().catch((err: unknown) => {
+      console.error(`host ${instanceId}: worker stopped: ${err instanceof Error ? err.message : String(err)}`);
+    });
+    hosts.set(instanceId, { instanceId, offer, workDir, host, run });
+    return workDir;
+  }
+
+  /** Destroyed at Vast: the machine's processes die at once and its worker stops polling. */
+  async function powerOff(instanceId: number): Promise<void> {
+    const h = hosts.get(instanceId);
+    if (!h) return;
+    hosts.delete(instanceId);
+    for (const s of standins.values()) if (s.hostId === instanceId) killQuietly(s.pid, 'SIGKILL');
+    h.host.worker.shutdown();
+    await h.run;
+    await h.host.release();
+  }
+
+  function hostOf(file: string): FarmHost | undefined {
+    for (const h of hosts.values()) if (file.startsWith(h.workDir + path.sep)) return h;
+    return undefined;
+  }
+
+  function startStandin(kind: string, ref: string, pid: number, concurrency: number): string | null {
+    const h = hostOf(kind === 'daemon' ? ref : path.join(ref, 'x'));
+    if (!h) return `no farm host owns ${ref}`;
+    const logFile = path.join(h.workDir, kind === 'daemon' ? 'cuzk-daemon.log' : 'production.log');
+    const log: WriteStream = createWriteStream(logFile, { flags: 'a' });
+    const line = (l: string) => log.write(`\x1b[2m${new Date().toISOString()}\x1b[0m ${l}\n`);
+    const standin: Standin = { pid, hostId: h.instanceId, kind, exitCode: null, stop: () => undefined };
+    if (kind === 'daemon') {
+      // The worker stopped the previous daemon before starting this one; the reaper may not have seen it yet,
+      // and a real process would already have closed its port.
+      for (const [otherPid, other] of standins) {
+        if (other.hostId === h.instanceId && other.kind === 'daemon') {
+          standins.delete(otherPid);
+          other.stop();
+        }
+      }
+      let daemon: SimDaemon | null = null;
+      const die = (why: 'oom' | 'panic'): never => {
+        daemon?.close();
+        // The real daemon is OOM-killed by the kernel (SIGKILL) or panics with exit code 101.
+        if (why === 'oom') killQuietly(pid, 'SIGKILL');
+        else standin.exitCode = 101;
+        throw new Error(why === 'oom' ? 'daemon was OOM-killed' : 'daemon panicked');
+      };
+      daemon = startSimDaemon({
+        cfg: readDaemonConfig(ref),
+        scenario: h.offer.sim.host,
+        scale,
+        gpuName: h.offer.gpu_name,
+        numGpus: h.offer.num_gpus,
+        log: line,
+        die,
+      });
+      standin.stop = () => {
+        daemon?.close();
+        log.end();
+      };
+    } else {
+      const abort = new AbortController();
+      const cuzkAddress = readDaemonConfig(path.join(h.workDir, 'cuzk-daemon.toml')).listen;
+      void runFeeder({
+        cuzkAddress,
+        c1Path: path.join(h.workDir, 'c1.json'),
+        concurrency,
+        minerId: 1000,
+        tag: `curio-sim/${pid}`,
+        log: line,
+        signal: abort.signal,
+      }).catch(() => undefined);
+      standin.stop = () => {
+        abort.abort();
+        log.end();
+      };
+    }
+    standins.set(pid, standin);
+    return null;
+  }
+
+  // Stand-ins are polled, not watched: they are the GPU-host worker's children, not ours to wait on.
+  const reaper = setInterval(() => {
+    for (const s of standins.values()) {
+      if (!isAlive(s.pid)) {
+        standins.delete(s.pid);
+        s.stop();
+        void rm(fifoOf(s.pid), { force: true });
+      } else if (s.exitCode !== null) {
+        void tellExit(s);
+      }
+    }
+  }, 200);
+
+  const fifoOf = (pid: number) => path.join(baseDir, `standin-${pid}.fifo`);
+  async function tellExit(s: Standin): Promise<void> {
+    const code = s.exitCode;
+    s.exitCode = null;
+    try {
+      // Non-blocking: fails (ENXIO) until the stand-in is reading, and we try again next tick.
+      const fh = await open(fifoOf(s.pid), constants.O_WRONLY | constants.O_NONBLOCK);
+      await fh.write(`${code}\n`);
+      await fh.close();
+    } catch {
+      if (standins.has(s.pid)) s.exitCode = code;
+    }
+  }
+
+  const server = http.createServer((req, res) => {
+    void (async () => {
+      const url = new URL(req.url ?? '/', 'http://farm');
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      const body = Buffer.concat(chunks).toString('utf8');
+      try {
+        if (req.method === 'POST' && url.pathname === '/hosts') {
+          const workDir = await boot(BootSchema.parse(JSON.parse(body)));
+          return reply(res, 201, { workDir });
+        }
+        const del = /^\/hosts\/(\d+)$/.exec(url.pathname);
+        if (req.method === 'DELETE' && del) {
+          await powerOff(Number(del[1]));
+          return reply(res, 200, { ok: true });
+        }
+        if (req.method === 'POST' && url.pathname === '/standins') {
+          const f = new URLSearchParams(body);
+          const err = startStandin(
+            f.get('kind') ?? '',
+            f.get('ref') ?? '',
+            Number(f.get('pid')),
+            Math.max(1, Number(f.get('concurrency')) || 1),
+          );
+          return err ? reply(res, 404, { error: err }) : reply(res, 201, { ok: true });
+        }
+        const stop = /^\/standins\/(\d+)\/stop$/.exec(url.pathname);
+        if (req.method === 'POST' && stop) {
+          const s = standins.get(Number(stop[1]));
+          standins.delete(Number(stop[1]));
+          s?.stop();
+          return reply(res, 200, { ok: true });
+        }
+        if (req.method === 'GET' && url.pathname === '/hosts') return reply(res, 200, { hosts: [...hosts.keys()] });
+        reply(res, 404, { error: `no route ${req.method} ${url.pathname}` });
+      } catch (err) {
+        reply(res, 400, { error: err instanceof Error ? err.message : String(err) });
+      }
+    })();
+  });
+  await new Promise<void>((resolve) => server.listen(opts.port ?? 0, '127.0.0.1', resolve));
+  const addr = server.address();
+  if (!addr || typeof addr === 'string') throw new Error('host farm: no address');
+  const url = `http://127.0.0.1:${addr.port}`;
+  // The stand-ins find us through the environment they inherit from the GPU-host workers.
+  process.env.SIM_FARM_URL = url;
+  process.env.SIM_FARM_DIR = baseDir;
+
+  return {
+    url,
+    hosts: () => hosts.size,
+    async close() {
+      clearInterval(reaper);
+      await Promise.all([...hosts.keys()].map(powerOff));
+      server.close();
+      for (const c of connections.values()) await (await c).close();
+    },
+  };
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function killQuietly(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    /* already gone */
+  }
+}
+
+function reply(res: http.ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'Content-Type': 'application/json' });
+  res.end(JSON.stringify(body));
+}

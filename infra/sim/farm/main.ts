@@ -1,0 +1,19 @@
+import os from 'node:os';
+import path from 'node:path';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { timeScale } from '../scenario.js';
+import { startHostFarm } from './farm.js';
+
+/**
+ * The host farm as its own process (so a scale run measures the control worker apart from the
+ * simulated machines). Prints `FARM_URL=<url>` once listening; stops on SIGTERM.
+ */
+Runtime.install({ logger: new DefaultLogger('ERROR') });
+const farm = await startHostFarm({
+  baseDir: process.env.SIM_FARM_BASE_DIR ?? path.join(os.tmpdir(), `host-farm-${process.pid}`),
+  scale: timeScale(),
+});
+console.log(`FARM_URL=${farm.url}`);
+process.on('SIGTERM', () => {
+  void farm.close().finally(() => process.exit(0));
+});
