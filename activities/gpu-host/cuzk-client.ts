@@ -56,6 +56,20 @@ export class CuzkResponseError extends Error {
   }
 }
 
+/** No proof takes a week; a larger figure is a corrupted counter, not a slow GPU. */
+const MAX_PLAUSIBLE_PROOF_MS = 7 * 24 * 3_600_000;
+
+/** What a well-formed answer to our Prove must also satisfy, beyond its shape. */
+export function proveResultIssues(requestId: string, r: AwaitProofResponse): string[] {
+  const issues: string[] = [];
+  if (r.job_id !== requestId) issues.push(`result.job_id: ${JSON.stringify(r.job_id.slice(0, 100))} is not ours (${requestId})`);
+  if (r.status === 'COMPLETED' && r.proof.length === 0) issues.push('result.proof: empty in a COMPLETED result');
+  for (const k of ['queue_wait_ms', 'srs_load_ms', 'synthesis_ms', 'gpu_compute_ms', 'total_ms'] as const) {
+    if (!(r[k] >= 0 && r[k] <= MAX_PLAUSIBLE_PROOF_MS)) issues.push(`result.${k}: ${r[k]} is not a plausible duration`);
+  }
+  return issues;
+}
+
 type Unary = (
   req: unknown,
   meta: grpc.Metadata,
@@ -96,6 +110,8 @@ export class CuzkClient {
       },
     };
     const res = await this.unary('Prove', req, deadlineMs, ProveResponseSchema, onCall);
+    const issues = proveResultIssues(p.requestId, res.result);
+    if (issues.length) throw new CuzkResponseError('Prove', issues.join('; '));
     return res.result;
   }
 

@@ -27,6 +27,8 @@ export const HostScenarioSchema = z.object({
       /** After this many seconds of daemon uptime every proof takes `degradeFactor` times longer (thermal throttling, a dying GPU). */
       degradeAfterSec: z.number().positive().optional(),
       degradeFactor: z.number().min(1).default(4),
+      /** Proof answers that break the contract: `garbage` (wrong job id, empty proof, absurd timing) or `oversized` (over 128 MiB). */
+      badResponses: z.enum(['none', 'garbage', 'oversized']).default('none'),
     })
     .default({
       transportDrops: 0,
@@ -35,6 +37,7 @@ export const HostScenarioSchema = z.object({
       hangProofs: false,
       paramfetch: 'ok',
       degradeFactor: 4,
+      badResponses: 'none',
     }),
 });
 export type HostScenario = z.infer<typeof HostScenarioSchema>;
