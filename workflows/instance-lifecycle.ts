@@ -31,6 +31,7 @@ import { fleetMetrics } from './metrics.js';
 import { FailureType } from './failures.js';
 import { planBenchmark } from './policy/concurrency.js';
 import { withDefaults } from './policy/defaults.js';
+import { gpuCeilingRate } from './policy/early-stop.js';
 import { expectedBatchMs, judgeRate, proofsPerHour } from './policy/rate.js';
 import { SA } from './search-attributes.js';
 import { hostTaskQueue, instanceLabel } from './task-queues.js';
@@ -219,6 +220,7 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
                 earlyStop: {
                   minRate: input.minRate,
                   minProofs: Math.max(input.earlyStopAfterProofs, plan.concurrency + 1),
+                  gpus: offer.numGpus,
                 },
               }
             : {}),
@@ -249,10 +251,22 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
         );
       }
       if (report.earlyStopped && !override.promote) {
+        const ceiling = gpuCeilingRate(Math.min(...report.timings.map((x) => x.gpuComputeMs)), offer.numGpus);
+        const why =
+          ceiling !== null && ceiling < input.minRate
+            ? `its ${offer.numGpus} GPU(s) cannot exceed ${Math.round(ceiling * 10) / 10} proofs/h`
+            : 'even the best pace seen';
         throw kill(
           FailureType.BenchRateBelowMin,
-          `stopped early after ${report.completed}/${report.requested} proofs: even the best pace seen cannot reach ${input.minRate} proofs/h`,
-          { rate, minRate: input.minRate, earlyStop: true, timings: report.timings, elapsedMs: report.elapsedMs },
+          `stopped early after ${report.completed}/${report.requested} proofs: ${why} cannot reach ${input.minRate} proofs/h`,
+          {
+            rate,
+            minRate: input.minRate,
+            earlyStop: true,
+            gpuCeilingRate: ceiling,
+            timings: report.timings,
+            elapsedMs: report.elapsedMs,
+          },
         );
       }
       const verdict = judgeRate(rate, input.minRate);

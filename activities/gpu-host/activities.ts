@@ -136,7 +136,7 @@ export function createGpuHostActivities(deps: GpuHostDeps) {
       concurrency: number;
       proofDeadlineSec: number;
       /** When set, stop as soon as even the best case cannot reach minRate. */
-      earlyStop?: { minRate: number; minProofs: number };
+      earlyStop?: { minRate: number; minProofs: number; gpus?: number };
     }): Promise<BenchmarkReport> {
       const ctx = Context.current();
       const started = Date.now();
@@ -158,6 +158,8 @@ export function createGpuHostActivities(deps: GpuHostDeps) {
                 requested: input.count,
                 elapsedMs: Date.now() - started,
                 fastestProofMs: Math.min(...timings.map((t) => t.totalMs)),
+                fastestGpuMs: Math.min(...timings.map((t) => t.gpuComputeMs)),
+                gpus: input.earlyStop.gpus ?? 0,
                 concurrency: input.concurrency,
                 minRate: input.earlyStop.minRate,
                 minProofs: input.earlyStop.minProofs,

@@ -32,3 +32,24 @@ describe('early stop', () => {
     expect(cannotReachMinRate({ ...base, completed: 4, elapsedMs: 14 * MIN, fastestProofMs: 2 * MIN })).toBe(false);
   });
 });
+
+describe('early stop on the GPU ceiling', () => {
+  const slow = { ...base, minProofs: 3, concurrency: 1, elapsedMs: 9 * MIN, fastestProofMs: 9 * MIN };
+  it('stops after one proof when the GPUs clearly cannot reach minRate', () => {
+    // 1 GPU, 225 s of GPU time per proof: at most 16/h, far below 29.
+    expect(cannotReachMinRate({ ...slow, completed: 1, fastestGpuMs: 225_000, gpus: 1 })).toBe(true);
+  });
+
+  it('needs a second proof to stop on a narrow miss, and never stops a host whose GPUs can keep up', () => {
+    // 1 GPU at 130.5 s: 27.6/h, within 10 % of 29: one proof is not enough, two are.
+    expect(cannotReachMinRate({ ...slow, completed: 1, fastestGpuMs: 130_500, gpus: 1 })).toBe(false);
+    expect(cannotReachMinRate({ ...slow, completed: 2, fastestGpuMs: 130_500, gpus: 1 })).toBe(true);
+    // The same GPU time on 2 GPUs: 55/h, and the pace rule has not had its 3 proofs yet.
+    expect(cannotReachMinRate({ ...slow, completed: 2, fastestGpuMs: 130_500, gpus: 2 })).toBe(false);
+  });
+
+  it('ignores an unknown GPU time', () => {
+    expect(cannotReachMinRate({ ...slow, completed: 1, fastestGpuMs: 0, gpus: 1 })).toBe(false);
+    expect(cannotReachMinRate({ ...slow, completed: 1, fastestGpuMs: 225_000 })).toBe(false);
+  });
+});

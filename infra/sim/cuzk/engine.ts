@@ -131,8 +131,9 @@ export class ProvingEngine {
     return {
       status: 'COMPLETED',
       errorMessage: '',
-      synthesisMs: Math.round(synthSec * 1000),
-      gpuComputeMs: Math.round(this.sc.proofSec * 450),
+      // Same clock as total_ms: compressed by the time scale.
+      synthesisMs: scaledMs(synthSec, this.scale),
+      gpuComputeMs: scaledMs(this.sc.proofSec * slowdown * 0.45, this.scale),
       totalMs: Date.now() - started,
       queueWaitMs,
     };
