@@ -2,203 +2,98 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { waitForVerdict } from '../../workers/cli/verdict.js';
-import { compressedLifecycle, type SimStack, startSimStack } from '../../workers/sim-stack.js';
-import { instanceLifecycle } from '../../workflows/index.js';
-import { CatalogueSchema, type SimOffer, SimOfferSchema } from '../sim/scenario.js';
+import { CatalogueSchema } from '../sim/scenario.js';
+import { log } from './common.js';
+import { moneyBench } from './money.js';
+import { scaleBench } from './scale.js';
 
 /**
  * `npm run bench`: measures the fleet through the real dev server, Postgres and the simulators.
- *  1. money: the seeded demo fleet under the seeds' original policy (45-min timer, full 12-proof
- *     batch, no early stop) and under ours (early stop), GPU-dollars on bad hosts and time to kill;
- *  2. scale: N concurrent healthy lifecycles: throughput, decision latency, history size, CPU, RSS.
- * `--smoke` runs a small version of both (CI). Results: bench-results/<date>.json and a table.
+ *  1. money (money.ts): the seeded demo fleet under the seeds' original policy and under early stop;
+ *  2. scale (scale.ts): N concurrent lifecycles on the host farm: throughput, decision latency,
+ *     history size, CPU and RSS of the control worker, the farm and the Temporal server.
+ * Results: bench-results/<smoke|full>-<date>.json and tables on stdout.
  */
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-process.env.SIM_TIME_SCALE ??= '0.01';
-const scale = Number(process.env.SIM_TIME_SCALE);
-const smoke = process.argv.includes('--smoke');
-const log = (m: string) => console.error(`[bench] ${m}`);
-const MIN_RATE = 29;
+const USAGE = `usage: npm run bench -- [--smoke] [--only money|scale] [--n 10,100,500,1000]
+  [--time-scale 0.2] [--ramp-per-sec 10]
+  --smoke         small and quick (CI): 3 hosts for money, n=4 for scale
+  --only          run one part
+  --n             fleet sizes for the scale part (default 10,100,500,1000)
+  --time-scale    SIM_TIME_SCALE of the scale part (default 0.2: a 100 s proof takes 20 s)
+  --ramp-per-sec  lifecycle starts per second in the scale part (default 10)
+Set DATABASE_URL to use a Postgres server instead of the embedded one.`;
 
-interface Lifecycle {
-  workflowId: string;
-  offer: SimOffer;
-  verdict: 'promoted' | 'killed';
-  failureType: string | null;
-  verdictAt: number;
-}
-
-async function runFleet(
-  stack: SimStack,
-  offers: SimOffer[],
-  tag: string,
-  earlyStopAfterProofs: number,
-): Promise<Lifecycle[]> {
-  const started = Date.now();
-  const ids = offers.map((o) => `${tag}-${o.id}`);
-  await Promise.all(
-    offers.map((o, i) =>
-      stack.client.workflow.start(instanceLifecycle, {
-        taskQueue: 'gpu-fleet-control',
-        workflowId: ids[i]!,
-        args: [{ offerId: o.id, minRate: MIN_RATE / scale, earlyStopAfterProofs, ...compressedLifecycle(scale) }],
-      }),
-    ),
-  );
-  const out = await Promise.all(
-    offers.map(async (offer, i) => {
-      const workflowId = ids[i]!;
-      const v = await waitForVerdict(stack.client, workflowId, 900_000);
-      const verdictAt = Date.now();
-      const row = await stack.pool.query<{ failure_type: string | null }>(
-        'SELECT failure_type FROM instances WHERE workflow_id = $1',
-        [workflowId],
-      );
-      return {
-        workflowId,
-        offer,
-        verdict: v === 'promoted' ? 'promoted' : 'killed',
-        failureType: row.rows[0]?.failure_type ?? null,
-        verdictAt,
-      } as Lifecycle;
-    }),
-  );
-  log(`${tag}: ${out.length} lifecycles decided in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  return out;
-}
-
-/** GPU time billed per instance (running -> destroyed, or -> verdict while still promoted), in real-world hours. */
-function spend(stack: SimStack, l: Lifecycle): { hours: number; dollars: number } {
-  const inst = stack.vast.ledger().find((r) => r.offerId === l.offer.id && r.label.includes(l.workflowId));
-  if (!inst?.runningAt) return { hours: 0, dollars: 0 };
-  const end = l.verdict === 'promoted' ? l.verdictAt : (inst.destroyedAt ?? l.verdictAt);
-  const hours = (end - inst.runningAt) / 3_600_000 / scale;
-  return { hours, dollars: hours * inst.dph };
-}
-
-async function money(offers: SimOffer[]) {
-  const results: Record<string, Array<Lifecycle & { hours: number; dollars: number }>> = {};
-  for (const [policy, earlyStop] of [
-    ['baseline', 0],
-    ['early-stop', 3],
-  ] as const) {
-    const stack = await startSimStack(offers, { headless: true }, log);
-    try {
-      const decided = await runFleet(stack, offers, policy, earlyStop);
-      results[policy] = decided.map((l) => ({ ...l, ...spend(stack, l) }));
-    } finally {
-      await stack.close();
-    }
+function options() {
+  const { values } = parseArgs({
+    options: {
+      smoke: { type: 'boolean', default: false },
+      only: { type: 'string' },
+      n: { type: 'string', default: '10,100,500,1000' },
+      'time-scale': { type: 'string', default: '0.2' },
+      'ramp-per-sec': { type: 'string', default: '10' },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  const fail = (m: string): never => {
+    console.error(`${m}\n${USAGE}`);
+    process.exit(2);
+  };
+  if (values.help) {
+    console.log(USAGE);
+    process.exit(0);
   }
-  const base = results.baseline!;
-  const ours = results['early-stop']!;
-  const healthy = new Set(base.filter((l) => l.verdict === 'promoted').map((l) => l.offer.id));
-  const bad$ = (rows: typeof base) => rows.filter((l) => !healthy.has(l.offer.id)).reduce((s, l) => s + l.dollars, 0);
-  const perPromoted = (rows: typeof base) =>
-    rows.reduce((s, l) => s + l.dollars, 0) / Math.max(1, rows.filter((l) => l.verdict === 'promoted').length);
-  const wronglyKilled = ours.filter((l) => healthy.has(l.offer.id) && l.verdict !== 'promoted').map((l) => l.offer.id);
-  const saving = bad$(base) > 0 ? 1 - bad$(ours) / bad$(base) : 0;
+  if (values.only !== undefined && !['money', 'scale'].includes(values.only)) fail(`--only: money or scale, got ${values.only}`);
+  const ns = values.n.split(',').map(Number);
+  if (ns.some((n) => !Number.isInteger(n) || n < 1 || n > 5000)) fail(`--n: integers 1..5000, got ${values.n}`);
+  const timeScale = Number(values['time-scale']);
+  if (!(timeScale > 0 && timeScale <= 1)) fail(`--time-scale: in (0, 1], got ${values['time-scale']}`);
+  const rampPerSec = Number(values['ramp-per-sec']);
+  if (!(rampPerSec > 0)) fail(`--ramp-per-sec: positive, got ${values['ramp-per-sec']}`);
   return {
-    perHost: base.map((b) => {
-      const o = ours.find((x) => x.offer.id === b.offer.id)!;
-      return {
-        host: `${b.offer.num_gpus}x ${b.offer.gpu_name} (${b.offer.id})`,
-        healthy: healthy.has(b.offer.id),
-        'baseline verdict': b.failureType ?? b.verdict,
-        'baseline min': Math.round(b.hours * 60),
-        'baseline $': round(b.dollars, 3),
-        'early-stop verdict': o.failureType ?? o.verdict,
-        'early-stop min': Math.round(o.hours * 60),
-        'early-stop $': round(o.dollars, 3),
-      };
-    }),
-    badHostDollars: { baseline: round(bad$(base), 3), earlyStop: round(bad$(ours), 3) },
-    dollarsPerPromoted: { baseline: round(perPromoted(base), 3), earlyStop: round(perPromoted(ours), 3) },
-    savingOnBadHosts: round(saving, 3),
-    wronglyKilledHealthy: wronglyKilled,
+    smoke: values.smoke,
+    money: values.only !== 'scale',
+    scale: values.only !== 'money',
+    ns: values.smoke ? [4] : ns,
+    timeScale,
+    rampPerSec,
   };
 }
 
-async function scaleRun(n: number) {
-  const offers = Array.from({ length: n }, (_, i) =>
-    SimOfferSchema.parse({
-      id: 90_000_000 + n * 1000 + i,
-      machine_id: 90_000_000 + n * 1000 + i,
-      host_id: 1,
-      gpu_name: 'RTX 4090',
-      num_gpus: 1,
-      gpu_ram: 24564,
-      cpu_ram: 257_024,
-      dph_total: 0.4,
-      sim: { host: { proofSec: 80, startupSec: 20, paramfetchSec: 60 }, instance: { loadingSec: 10 } },
-    }),
-  );
-  const stack = await startSimStack(offers, { headless: true }, log);
-  let peakRss = 0;
-  const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 200);
-  const cpu0 = process.cpuUsage();
-  const t0 = Date.now();
-  try {
-    const decided = await runFleet(stack, offers, `scale${n}`, 3);
-    const wall = (Date.now() - t0) / 1000;
-    const cpu = process.cpuUsage(cpu0);
-    const latency = await stack.pool.query<{ ms: number }>(
-      `SELECT EXTRACT(EPOCH FROM (v.at - e.at)) * 1000 AS ms FROM lifecycle_events e
-       JOIN lifecycle_events v ON v.workflow_id = e.workflow_id AND v.stage IN ('promoted', 'killing')
-       WHERE e.stage = 'evaluating' AND e.workflow_id LIKE $1`,
-      [`scale${n}-%`],
-    );
-    const lat = latency.rows.map((r) => Number(r.ms)).sort((a, b) => a - b);
-    const events = await Promise.all(
-      decided.map(
-        async (l) => (await stack.client.workflow.getHandle(l.workflowId).fetchHistory()).events?.length ?? 0,
-      ),
-    );
-    await Promise.all(
-      decided.map((l) =>
-        stack.client.workflow
-          .getHandle(l.workflowId)
-          .cancel()
-          .catch(() => undefined),
-      ),
-    );
-    return {
-      n,
-      promoted: decided.filter((l) => l.verdict === 'promoted').length,
-      wallSec: round(wall, 1),
-      lifecyclesPerSec: round(n / wall, 3),
-      decisionLatencyMs: { p50: pct(lat, 0.5), p99: pct(lat, 0.99) },
-      historyEventsAtVerdict: {
-        mean: round(events.reduce((a, b) => a + b, 0) / events.length, 1),
-        max: Math.max(...events),
-      },
-      controlProcessCpuSec: round((cpu.user + cpu.system) / 1e6, 1),
-      controlProcessPeakRssMiB: Math.round(peakRss / 2 ** 20),
-    };
-  } finally {
-    clearInterval(sampler);
-    await stack.close();
-  }
-}
-
-const round = (x: number, d: number) => Math.round(x * 10 ** d) / 10 ** d;
-const pct = (sorted: number[], p: number) =>
-  sorted.length ? Math.round(sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!) : null;
-
 async function main() {
+  const opt = options();
   Runtime.install({ logger: new DefaultLogger('ERROR') });
+  // Money runs on the demo's and tests' compression; its dollars are converted back to real time.
+  const moneyScale = 0.01;
   const catalogue = CatalogueSchema.parse(
     JSON.parse(readFileSync(path.join(ROOT, 'infra/sim/scenarios/demo.json'), 'utf8')),
   );
   // Smoke: one healthy, one too slow, one crashing host.
-  const fleet = smoke
+  const fleet = opt.smoke
     ? catalogue.offers.filter((o) => [32740552, 32709911, 32733029].includes(o.id))
     : catalogue.offers;
-  const moneyResult = await money(fleet);
-  const scaleResults = [];
-  for (const n of smoke ? [3] : [5, 10, 20]) scaleResults.push(await scaleRun(n));
+  let money = null;
+  if (opt.money) {
+    process.env.SIM_TIME_SCALE = String(moneyScale);
+    money = await moneyBench(fleet, moneyScale);
+  }
+  const scale = [];
+  if (opt.scale) {
+    for (const n of opt.ns) {
+      log(`scale: n=${n} at time scale ${opt.timeScale}`);
+      scale.push(
+        await scaleBench({
+          n,
+          timeScale: opt.timeScale,
+          rampSec: n / opt.rampPerSec,
+          slowShare: 0.2,
+          minRate: 29,
+        }),
+      );
+    }
+  }
   const result = {
     date: new Date().toISOString(),
     machine: {
@@ -206,30 +101,45 @@ async function main() {
       cpuModel: os.cpus()[0]?.model,
       memGiB: Math.round(os.totalmem() / 2 ** 30),
       node: process.version,
+      postgres: process.env.DATABASE_URL ? 'server (DATABASE_URL)' : 'embedded PGlite',
     },
-    timeScale: scale,
-    smoke,
-    money: moneyResult,
-    scale: scaleResults,
+    smoke: opt.smoke,
+    money: money ? { timeScale: moneyScale, ...money } : null,
+    scale,
   };
   mkdirSync(path.join(ROOT, 'bench-results'), { recursive: true });
-  const file = path.join(ROOT, 'bench-results', `${smoke ? 'smoke' : 'full'}-${result.date.slice(0, 10)}.json`);
+  const file = path.join(ROOT, 'bench-results', `${opt.smoke ? 'smoke' : 'full'}-${result.date.slice(0, 10)}.json`);
   writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
-  console.log('\nMoney (real-time-equivalent minutes and dollars of GPU time, per host):');
-  console.table(moneyResult.perHost);
-  console.log(
-    `GPU-$ on bad hosts: baseline ${moneyResult.badHostDollars.baseline}, early stop ${moneyResult.badHostDollars.earlyStop} (saving ${Math.round(moneyResult.savingOnBadHosts * 100)} %); healthy hosts wrongly killed: ${moneyResult.wronglyKilledHealthy.length}`,
-  );
-  console.log('\nScale (compressed time):');
-  console.table(
-    scaleResults.map((r) => ({
-      ...r,
-      decisionLatencyMs: `p50 ${r.decisionLatencyMs.p50} / p99 ${r.decisionLatencyMs.p99}`,
-      historyEventsAtVerdict: `mean ${r.historyEventsAtVerdict.mean}, max ${r.historyEventsAtVerdict.max}`,
-    })),
-  );
+  if (money) {
+    console.log('\nMoney (real-time-equivalent minutes and dollars of GPU time, per host):');
+    console.table(money.perHost);
+    console.log(
+      `GPU-$ on bad hosts: baseline ${money.badHostDollars.baseline}, early stop ${money.badHostDollars.earlyStop} (saving ${Math.round(money.savingOnBadHosts * 100)} %); healthy hosts wrongly killed: ${money.wronglyKilledHealthy.length}`,
+    );
+  }
+  if (scale.length) {
+    console.log('\nScale (compressed time):');
+    console.table(
+      scale.map((r) => ({
+        n: r.n,
+        'peak open': r.peakOpenLifecycles,
+        decided: r.decided,
+        'wall s': r.wallSec,
+        'lifecycles/s': r.lifecyclesPerSec,
+        'decision p50/p99 ms': `${r.decisionLatencyMs.p50} / ${r.decisionLatencyMs.p99}`,
+        'events killed (mean/max)': `${r.historyEvents.killedMean} / ${r.historyEvents.killedMax}`,
+        'KiB/history': r.historyKiBMean,
+        'CPU s control/farm/server': `${r.cpuSec.control} / ${r.cpuSec.farm} / ${r.cpuSec.temporal}`,
+        'peak RSS MiB control/farm/server': `${r.peakRssMiB.control} / ${r.peakRssMiB.farm} / ${r.peakRssMiB.temporal}`,
+        'left running': r.instancesLeftRunning,
+      })),
+    );
+  }
   console.log(`\nwritten to ${path.relative(ROOT, file)}`);
-  if (moneyResult.wronglyKilledHealthy.length > 0) process.exitCode = 1;
+  const bad =
+    (money?.wronglyKilledHealthy.length ?? 0) > 0 ||
+    scale.some((r) => r.decided < r.n || r.instancesLeftRunning > 0 || r.rentedTwice > 0);
+  if (bad) process.exitCode = 1;
 }
 
 main().catch((err: unknown) => {

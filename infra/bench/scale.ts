@@ -1,0 +1,225 @@
+import type { temporal as proto } from '@temporalio/proto';
+import protoPkg from '@temporalio/proto';
+import { compressedLifecycle, startSimStack } from '../../workers/sim-stack.js';
+import { instanceLifecycle } from '../../workflows/index.js';
+import { farmBooter, spawnHostFarm } from '../sim/farm/client.js';
+import { type SimOffer, SimOfferSchema } from '../sim/scenario.js';
+import { log, pct, processCpuSec, processRssMiB, round } from './common.js';
+
+const { temporal } = protoPkg;
+type HistoryEvent = proto.api.history.v1.IHistoryEvent;
+
+/**
+ * Scale: N concurrent lifecycles through the real dev server, the control worker and the Vast
+ * simulator, with the N machines in the host farm (one process). Starts are spread over a ramp, as a
+ * scaler renting toward a target would; a fixed share of hosts is too slow and gets killed.
+ */
+export interface ScaleOptions {
+  n: number;
+  /** SIM_TIME_SCALE for this run. */
+  timeScale: number;
+  rampSec: number;
+  slowShare: number;
+  minRate: number;
+}
+
+function fleet(n: number, slowShare: number): SimOffer[] {
+  const slowEvery = slowShare > 0 ? Math.round(1 / slowShare) : 0;
+  return Array.from({ length: n }, (_, i) => {
+    const slow = slowEvery > 0 && i % slowEvery === slowEvery - 1;
+    return SimOfferSchema.parse({
+      id: 90_000_000 + i,
+      machine_id: 90_000_000 + i,
+      host_id: 1 + (i % 50),
+      gpu_name: 'RTX 4090',
+      num_gpus: 1,
+      gpu_ram: 24564,
+      cpu_ram: 257_024,
+      dph_total: 0.4,
+      sim: {
+        host: { proofSec: slow ? 500 : 80, startupSec: 20, paramfetchSec: 60 },
+        instance: { loadingSec: 10 },
+      },
+    });
+  });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Runs `fn` over `items`, `limit` at a time. */
+async function pool<T, R>(items: T[], limit: number, fn: (t: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array<R>(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await fn(items[i]!);
+      }
+    }),
+  );
+  return out;
+}
+
+type Timestamp = { seconds?: { toNumber(): number } | number | null; nanos?: number | null } | null | undefined;
+const ms = (t: Timestamp) => {
+  if (!t) return NaN;
+  const sec = typeof t.seconds === 'number' ? t.seconds : (t.seconds?.toNumber() ?? 0);
+  return sec * 1000 + Math.floor((t.nanos ?? 0) / 1e6);
+};
+
+/** When the benchmark activity ended (completed, or cancelled by the timer) in this history. */
+function benchmarkEnd(events: HistoryEvent[]): number | null {
+  const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runBenchmark');
+  if (!scheduled?.eventId) return null;
+  const id = String(scheduled.eventId);
+  const end = events.find(
+    (e) =>
+      String(e.activityTaskCompletedEventAttributes?.scheduledEventId ?? '') === id ||
+      String(e.activityTaskCanceledEventAttributes?.scheduledEventId ?? '') === id,
+  );
+  return end ? ms(end.eventTime) : null;
+}
+
+export async function scaleBench(o: ScaleOptions) {
+  process.env.SIM_TIME_SCALE = String(o.timeScale);
+  const offers = fleet(o.n, o.slowShare);
+  const farm = await spawnHostFarm({ SIM_TIME_SCALE: String(o.timeScale) });
+  const stack = await startSimStack(offers, { headless: true }, log, { bootHost: farmBooter(farm.url) });
+  const tag = `scale${o.n}-${Date.now().toString(36)}`;
+  const ids = offers.map((of) => `${tag}-${of.id}`);
+  const startedAt = new Map<string, number>();
+  const decided = new Map<string, { at: number; outcome: string; failureType: string | null }>();
+  const cpu0 = {
+    control: process.cpuUsage(),
+    farm: processCpuSec(farm.child.pid ?? null),
+    temporal: processCpuSec(stack.temporal.pid),
+  };
+  const peak = { control: 0, farm: 0, temporal: 0, open: 0 };
+  const sampler = setInterval(() => {
+    peak.control = Math.max(peak.control, Math.round(process.memoryUsage().rss / 2 ** 20));
+    peak.farm = Math.max(peak.farm, processRssMiB(farm.child.pid ?? null) ?? 0);
+    peak.temporal = Math.max(peak.temporal, processRssMiB(stack.temporal.pid) ?? 0);
+    peak.open = Math.max(peak.open, startedAt.size - decided.size);
+  }, 1000);
+  const t0 = Date.now();
+  try {
+    const starting = offers.map(async (offer, i) => {
+      await sleep((i * o.rampSec * 1000) / o.n);
+      await stack.client.workflow.start(instanceLifecycle, {
+        taskQueue: 'gpu-fleet-control',
+        workflowId: ids[i]!,
+        args: [
+          {
+            offerId: offer.id,
+            minRate: o.minRate / o.timeScale,
+            earlyStopAfterProofs: 3,
+            ...compressedLifecycle(o.timeScale),
+          },
+        ],
+      });
+      startedAt.set(ids[i]!, Date.now());
+    });
+    // One query for every verdict, instead of N pollers loading the server we measure.
+    const deadline = t0 + (o.rampSec + 3000 * o.timeScale + 600) * 1000;
+    let lastLog = 0;
+    while (decided.size < o.n && Date.now() < deadline) {
+      await sleep(1000);
+      const rows = await stack.pool.query<{ workflow_id: string; outcome: string; failure_type: string | null }>(
+        'SELECT workflow_id, outcome, failure_type FROM instances WHERE workflow_id LIKE $1 AND outcome IS NOT NULL',
+        [`${tag}-%`],
+      );
+      for (const r of rows.rows) {
+        if (!decided.has(r.workflow_id))
+          decided.set(r.workflow_id, { at: Date.now(), outcome: r.outcome, failureType: r.failure_type });
+      }
+      if (Date.now() - lastLog > 15_000 || decided.size === o.n) {
+        lastLog = Date.now();
+        log(`n=${o.n}: ${startedAt.size} started, ${decided.size} decided`);
+      }
+    }
+    await Promise.all(starting);
+    const wallSec = (Date.now() - t0) / 1000;
+    const cpu = process.cpuUsage(cpu0.control);
+    const cpuOf = (now: number | null, then: number | null) =>
+      now !== null && then !== null ? round(now - then, 1) : null;
+    const cpuSec = {
+      control: round((cpu.user + cpu.system) / 1e6, 1),
+      farm: cpuOf(processCpuSec(farm.child.pid ?? null), cpu0.farm),
+      temporal: cpuOf(processCpuSec(stack.temporal.pid), cpu0.temporal),
+    };
+    clearInterval(sampler);
+
+    // Promoted machines keep proving: hand them back (their lifecycles destroy them) before measuring.
+    const promoted = ids.filter((id) => decided.get(id)?.outcome === 'promoted');
+    await pool(promoted, 20, (id) =>
+      stack.client.workflow
+        .getHandle(id)
+        .cancel()
+        .catch(() => undefined),
+    );
+    const cleanupDeadline = Date.now() + 300_000;
+    while (stack.vast.ledger().some((i) => !i.destroyed) && Date.now() < cleanupDeadline) await sleep(1000);
+    const leftRunning = stack.vast.ledger().filter((i) => !i.destroyed).length;
+
+    const recorded = await stack.pool.query<{ workflow_id: string; recorded: Date }>(
+      `SELECT workflow_id, min(recorded_at) AS recorded FROM lifecycle_events
+       WHERE workflow_id LIKE $1 AND stage IN ('promoted', 'killing') GROUP BY workflow_id`,
+      [`${tag}-%`],
+    );
+    const verdictAt = new Map(recorded.rows.map((r) => [r.workflow_id, r.recorded.getTime()]));
+    const perLifecycle = await pool(ids, 8, async (id) => {
+      const history = await stack.client.workflow.getHandle(id).fetchHistory();
+      const events = history.events ?? [];
+      const end = benchmarkEnd(events);
+      const verdict = verdictAt.get(id);
+      // A promoted lifecycle goes on watching; count its history up to promotion (production start).
+      const promotedAt = events.findIndex(
+        (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'startProduction',
+      );
+      const upTo = decided.get(id)?.outcome === 'promoted' && promotedAt >= 0 ? events.slice(0, promotedAt + 1) : events;
+      return {
+        killed: decided.get(id)?.outcome === 'killed',
+        latencyMs: end !== null && verdict !== undefined ? verdict - end : null,
+        events: upTo.length,
+        bytes: temporal.api.history.v1.History.encode({ events: upTo }).finish().length,
+      };
+    });
+    const lat = perLifecycle
+      .map((l) => l.latencyMs)
+      .filter((x): x is number => x !== null)
+      .sort((a, b) => a - b);
+    const killed = perLifecycle.filter((l) => l.killed);
+    const mean = (xs: number[]) => (xs.length ? round(xs.reduce((a, b) => a + b, 0) / xs.length, 1) : null);
+    const failureTypes: Record<string, number> = {};
+    for (const d of decided.values()) {
+      const k = d.failureType ?? d.outcome;
+      failureTypes[k] = (failureTypes[k] ?? 0) + 1;
+    }
+    return {
+      n: o.n,
+      timeScale: o.timeScale,
+      rampSec: o.rampSec,
+      decided: decided.size,
+      outcomes: failureTypes,
+      peakOpenLifecycles: peak.open,
+      wallSec: round(wallSec, 1),
+      lifecyclesPerSec: round(decided.size / wallSec, 2),
+      decisionLatencyMs: { p50: pct(lat, 0.5), p99: pct(lat, 0.99), max: lat.length ? lat[lat.length - 1]! : null },
+      historyEvents: {
+        killedMean: mean(killed.map((l) => l.events)),
+        killedMax: killed.length ? Math.max(...killed.map((l) => l.events)) : null,
+        atPromotionMean: mean(perLifecycle.filter((l) => !l.killed).map((l) => l.events)),
+      },
+      historyKiBMean: round((mean(perLifecycle.map((l) => l.bytes)) ?? 0) / 1024, 1),
+      cpuSec,
+      peakRssMiB: { control: peak.control, farm: peak.farm, temporal: peak.temporal },
+      instancesLeftRunning: leftRunning,
+      rentedTwice: stack.vast.ledger().length - new Set(stack.vast.ledger().map((i) => i.offerId)).size,
+    };
+  } finally {
+    clearInterval(sampler);
+    await stack.close();
+    await farm.stop();
+  }
+}
