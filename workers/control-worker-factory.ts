@@ -32,7 +32,7 @@ export async function createControlWorker(
     connection: opts.connection,
     dataConverter: dataConverter(cfg),
     namespace: cfg.TEMPORAL_NAMESPACE,
-    taskQueue: opts.taskQueue ?? CONTROL_TASK_QUEUE,
+    taskQueue: opts.taskQueue ?? cfg.CONTROL_TASK_QUEUE ?? CONTROL_TASK_QUEUE,
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     activities: {
       ...createVastActivities({ vast, hostEnv, pollIntervalMs: cfg.VAST_POLL_INTERVAL_MS }),

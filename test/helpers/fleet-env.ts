@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import {
+  bundleWorkflowCode,
+  DefaultLogger,
+  makeTelemetryFilterString,
+  NativeConnection,
+  Runtime,
+  type Worker,
+} from '@temporalio/worker';
 import type pg from 'pg';
 import { inject } from 'vitest';
 import { createPool } from '../../activities/store/pool.js';
@@ -19,11 +26,15 @@ export function workflowBundle(): Promise<{ code: string }> {
   return (bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') }));
 }
 
-// Expected kills are logged by the SDK at WARN; tests log only errors so real failures stand out.
+// Expected kills are logged by the SDK at WARN; tests log only errors so real failures stand out. That
+// includes the native core's own logs (its gRPC retries while a fault test has the server down).
 export const METRICS_URL = `http://127.0.0.1:${await freePort()}/metrics`;
 Runtime.install({
   logger: new DefaultLogger('ERROR'),
-  telemetryOptions: { metrics: { prometheus: { bindAddress: new URL(METRICS_URL).host } } },
+  telemetryOptions: {
+    logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }), forward: {} },
+    metrics: { prometheus: { bindAddress: new URL(METRICS_URL).host } },
+  },
 });
 
 export const API_KEY = 'test-vast-key-' + randomUUID();
@@ -41,9 +52,10 @@ export interface FleetEnv {
 /** Real Temporal, real Postgres, the Vast simulator over HTTP, and the production control worker. */
 export async function startFleetEnv(
   offers: SimOffer[],
-  opts: { workerApiKey?: string; security?: Partial<ControlConfig> } = {},
+  opts: { workerApiKey?: string; security?: Partial<ControlConfig>; temporalAddress?: string } = {},
 ): Promise<FleetEnv> {
-  const address = inject('temporalAddress');
+  // A test with a Temporal server of its own (one it restarts) passes its address; others share the global one.
+  const address = opts.temporalAddress ?? inject('temporalAddress');
   const sim = await startVastSim({ offers, apiKey: API_KEY });
   const pool = createPool(inject('databaseUrl'), 4);
   const nativeConnection = await NativeConnection.connect({ address });

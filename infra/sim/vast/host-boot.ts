@@ -96,7 +96,7 @@ export async function bootHost(
       killed = true;
       // The whole group even when the worker itself is gone: destroying an instance ends its container,
       // and a daemon orphaned by a crashed worker is still in the group, still proving.
-      if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
+      if (child.pid !== undefined) {
         try {
           process.kill(-child.pid, 'SIGKILL');
         } catch {
