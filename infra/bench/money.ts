@@ -1,111 +1,126 @@
-import { waitForVerdict } from '../../workers/cli/verdict.js';
-import { compressedLifecycle, type SimStack, startSimStack } from '../../workers/sim-stack.js';
+import { compressedLifecycle, startSimStack } from '../../workers/sim-stack.js';
 import { instanceLifecycle } from '../../workflows/index.js';
-import type { SimOffer } from '../sim/scenario.js';
+import { farmBooter, spawnHostFarm } from '../sim/farm/client.js';
+import { type SimOffer, SimOfferSchema } from '../sim/scenario.js';
 import { log, round } from './common.js';
 
 /**
- * Money: the seeded fleet under the seeds' original policy (45-min timer, full 12-proof batch, no early
- * stop) and under ours (early stop): GPU-dollars on bad hosts, per promoted host, and time to kill.
+ * Money: the seeded fleet under the seeds' original policy (one 45-min benchmark timer, the full
+ * 12-proof batch, no early stop) and under ours (early stop), side by side in one run so both see
+ * the same machine load: GPU-dollars on bad hosts, per promoted host, and time to kill.
  */
 const MIN_RATE = 29;
+const POLICIES = [
+  { name: 'baseline', earlyStopAfterProofs: 0, idOffset: 0 },
+  { name: 'early-stop', earlyStopAfterProofs: 3, idOffset: 500_000_000 },
+] as const;
 
-interface Lifecycle {
-  workflowId: string;
-  offer: SimOffer;
-  verdict: 'promoted' | 'killed';
-  failureType: string | null;
-  verdictAt: number;
-}
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function runFleet(
-  stack: SimStack,
-  offers: SimOffer[],
-  tag: string,
-  earlyStopAfterProofs: number,
-  scale: number,
-): Promise<Lifecycle[]> {
-  const started = Date.now();
-  const ids = offers.map((o) => `${tag}-${o.id}`);
-  await Promise.all(
-    offers.map((o, i) =>
-      stack.client.workflow.start(instanceLifecycle, {
-        taskQueue: 'gpu-fleet-control',
-        workflowId: ids[i]!,
-        args: [{ offerId: o.id, minRate: MIN_RATE / scale, earlyStopAfterProofs, ...compressedLifecycle(scale) }],
-      }),
-    ),
+export async function moneyBench(catalogue: SimOffer[], timeScale: number) {
+  process.env.SIM_TIME_SCALE = String(timeScale);
+  // Each policy rents its own copy of every machine (same hardware and faults, distinct ids).
+  const runs = POLICIES.flatMap((p) =>
+    catalogue.map((o) => ({
+      policy: p,
+      base: o,
+      offer: SimOfferSchema.parse({ ...o, id: o.id + p.idOffset, machine_id: o.machine_id + p.idOffset }),
+    })),
   );
-  const out = await Promise.all(
-    offers.map(async (offer, i) => {
-      const workflowId = ids[i]!;
-      const v = await waitForVerdict(stack.client, workflowId, 900_000);
-      const verdictAt = Date.now();
-      const row = await stack.pool.query<{ failure_type: string | null }>(
-        'SELECT failure_type FROM instances WHERE workflow_id = $1',
-        [workflowId],
+  const farm = await spawnHostFarm({ SIM_TIME_SCALE: String(timeScale) });
+  const stack = await startSimStack(
+    runs.map((r) => r.offer),
+    { headless: true },
+    log,
+    { bootHost: farmBooter(farm.url) },
+  );
+  const tag = `money-${Date.now().toString(36)}`;
+  const idOf = (r: (typeof runs)[number]) => `${tag}-${r.policy.name}-${r.base.id}`;
+  try {
+    const t0 = Date.now();
+    await Promise.all(
+      runs.map((r) =>
+        stack.client.workflow.start(instanceLifecycle, {
+          taskQueue: 'gpu-fleet-control',
+          workflowId: idOf(r),
+          args: [
+            {
+              offerId: r.offer.id,
+              minRate: MIN_RATE / timeScale,
+              earlyStopAfterProofs: r.policy.earlyStopAfterProofs,
+              ...compressedLifecycle(timeScale),
+            },
+          ],
+        }),
+      ),
+    );
+    // The first outcome recorded is the verdict (a promoted host may be killed later by its watch).
+    type Verdict = { outcome: string; failure_type: string | null; at: Date };
+    const verdicts = new Map<string, Verdict>();
+    const deadline = t0 + (4 * 3600 * timeScale + 300) * 1000;
+    while (verdicts.size < runs.length && Date.now() < deadline) {
+      await sleep(1000);
+      const rows = await stack.pool.query<Verdict & { workflow_id: string }>(
+        `SELECT i.workflow_id, i.outcome, i.failure_type, e.recorded_at AS at FROM instances i
+         JOIN lifecycle_events e ON e.workflow_id = i.workflow_id AND e.stage IN ('promoted', 'killing')
+         WHERE i.workflow_id LIKE $1 AND i.outcome IS NOT NULL`,
+        [`${tag}-%`],
       );
-      return {
-        workflowId,
-        offer,
-        verdict: v === 'promoted' ? 'promoted' : 'killed',
-        failureType: row.rows[0]?.failure_type ?? null,
-        verdictAt,
-      } as Lifecycle;
-    }),
-  );
-  log(`${tag}: ${out.length} lifecycles decided in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  return out;
-}
-
-/** GPU time billed per instance (running -> destroyed, or -> verdict while still promoted), in real-world hours. */
-function spend(stack: SimStack, l: Lifecycle, scale: number): { hours: number; dollars: number } {
-  const inst = stack.vast.ledger().find((r) => r.offerId === l.offer.id && r.label.includes(l.workflowId));
-  if (!inst?.runningAt) return { hours: 0, dollars: 0 };
-  const end = l.verdict === 'promoted' ? l.verdictAt : (inst.destroyedAt ?? l.verdictAt);
-  const hours = (end - inst.runningAt) / 3_600_000 / scale;
-  return { hours, dollars: hours * inst.dph };
-}
-
-export async function moneyBench(offers: SimOffer[], scale: number) {
-  const results: Record<string, Array<Lifecycle & { hours: number; dollars: number }>> = {};
-  for (const [policy, earlyStop] of [
-    ['baseline', 0],
-    ['early-stop', 3],
-  ] as const) {
-    const stack = await startSimStack(offers, { headless: true }, log);
-    try {
-      const decided = await runFleet(stack, offers, policy, earlyStop, scale);
-      results[policy] = decided.map((l) => ({ ...l, ...spend(stack, l, scale) }));
-    } finally {
-      await stack.close();
+      for (const r of rows.rows) if (!verdicts.has(r.workflow_id)) verdicts.set(r.workflow_id, r);
     }
+    log(`money: ${verdicts.size}/${runs.length} decided in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+    // Billed GPU time: running -> destroyed, or -> the verdict for a promoted host (it is paid from then on).
+    const spent = runs.map((r) => {
+      const v = verdicts.get(idOf(r));
+      const inst = stack.vast.ledger().find((i) => i.offerId === r.offer.id);
+      const promoted = v?.outcome === 'promoted';
+      const end = promoted ? v.at.getTime() : (inst?.destroyedAt ?? Date.now());
+      const hours = inst?.runningAt ? (end - inst.runningAt) / 3_600_000 / timeScale : 0;
+      return { ...r, verdict: v ? (v.failure_type ?? v.outcome) : 'undecided', promoted, hours, dollars: hours * r.offer.dph_total };
+    });
+    await Promise.all(
+      runs.map((r) =>
+        stack.client.workflow
+          .getHandle(idOf(r))
+          .cancel()
+          .catch(() => undefined),
+      ),
+    );
+    const cleanupDeadline = Date.now() + 120_000;
+    while (stack.vast.ledger().some((i) => !i.destroyed) && Date.now() < cleanupDeadline) await sleep(500);
+
+    const of = (policy: string) => spent.filter((s) => s.policy.name === policy);
+    const base = of('baseline');
+    const ours = of('early-stop');
+    const healthy = new Set(base.filter((s) => s.promoted).map((s) => s.base.id));
+    const bad$ = (rows: typeof spent) => rows.filter((s) => !healthy.has(s.base.id)).reduce((a, s) => a + s.dollars, 0);
+    const perPromoted = (rows: typeof spent) =>
+      rows.reduce((a, s) => a + s.dollars, 0) / Math.max(1, rows.filter((s) => s.promoted).length);
+    const saving = bad$(base) > 0 ? 1 - bad$(ours) / bad$(base) : 0;
+    return {
+      timeScale,
+      perHost: base.map((b) => {
+        const o = ours.find((x) => x.base.id === b.base.id)!;
+        return {
+          host: `${b.base.num_gpus}x ${b.base.gpu_name} (${b.base.id})`,
+          healthy: healthy.has(b.base.id),
+          'baseline verdict': b.verdict,
+          'baseline min': Math.round(b.hours * 60),
+          'baseline $': round(b.dollars, 3),
+          'early-stop verdict': o.verdict,
+          'early-stop min': Math.round(o.hours * 60),
+          'early-stop $': round(o.dollars, 3),
+        };
+      }),
+      badHostDollars: { baseline: round(bad$(base), 3), earlyStop: round(bad$(ours), 3) },
+      dollarsPerPromoted: { baseline: round(perPromoted(base), 3), earlyStop: round(perPromoted(ours), 3) },
+      savingOnBadHosts: round(saving, 3),
+      wronglyKilledHealthy: ours.filter((s) => healthy.has(s.base.id) && !s.promoted).map((s) => s.base.id),
+      undecided: spent.filter((s) => s.verdict === 'undecided').length,
+      leftRunning: stack.vast.ledger().filter((i) => !i.destroyed).length,
+    };
+  } finally {
+    await stack.close();
+    await farm.stop();
   }
-  const base = results.baseline!;
-  const ours = results['early-stop']!;
-  const healthy = new Set(base.filter((l) => l.verdict === 'promoted').map((l) => l.offer.id));
-  const bad$ = (rows: typeof base) => rows.filter((l) => !healthy.has(l.offer.id)).reduce((s, l) => s + l.dollars, 0);
-  const perPromoted = (rows: typeof base) =>
-    rows.reduce((s, l) => s + l.dollars, 0) / Math.max(1, rows.filter((l) => l.verdict === 'promoted').length);
-  const wronglyKilled = ours.filter((l) => healthy.has(l.offer.id) && l.verdict !== 'promoted').map((l) => l.offer.id);
-  const saving = bad$(base) > 0 ? 1 - bad$(ours) / bad$(base) : 0;
-  return {
-    perHost: base.map((b) => {
-      const o = ours.find((x) => x.offer.id === b.offer.id)!;
-      return {
-        host: `${b.offer.num_gpus}x ${b.offer.gpu_name} (${b.offer.id})`,
-        healthy: healthy.has(b.offer.id),
-        'baseline verdict': b.failureType ?? b.verdict,
-        'baseline min': Math.round(b.hours * 60),
-        'baseline $': round(b.dollars, 3),
-        'early-stop verdict': o.failureType ?? o.verdict,
-        'early-stop min': Math.round(o.hours * 60),
-        'early-stop $': round(o.dollars, 3),
-      };
-    }),
-    badHostDollars: { baseline: round(bad$(base), 3), earlyStop: round(bad$(ours), 3) },
-    dollarsPerPromoted: { baseline: round(perPromoted(base), 3), earlyStop: round(perPromoted(ours), 3) },
-    savingOnBadHosts: round(saving, 3),
-    wronglyKilledHealthy: wronglyKilled,
-  };
 }
