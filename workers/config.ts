@@ -39,6 +39,8 @@ export const ControlConfigSchema = z.object({
   HOST_PAYLOAD_KEYS: z.string().min(1).optional(),
   HOST_PAYLOAD_KEY_ID: z.string().min(1).optional(),
   VAST_POLL_INTERVAL_MS: z.coerce.number().int().positive().default(10_000),
+  /** A Vast call that has not answered by then is abandoned and retried (creates are idempotent by label); default 30 s. */
+  VAST_REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().optional(),
   /** Queue the control worker polls (default gpu-fleet-control); the CLI reads the same variable to start workflows. */
   CONTROL_TASK_QUEUE: z.string().min(1).optional(),
 });
@@ -62,7 +64,7 @@ export const GpuHostConfigSchema = z.object({
    * workflow's heartbeat timeout). Cancellation reaches the host only with a heartbeat's reply, so this
    * bounds how late a benchmark sees its timer; each heartbeat is a write on the Temporal server.
    */
-  HEARTBEAT_THROTTLE_SEC: z.coerce.number().positive().max(600).default(30),
+  HEARTBEAT_THROTTLE_SEC: z.coerce.number().positive().max(600).default(20),
 });
 export type GpuHostConfig = z.infer<typeof GpuHostConfigSchema>;
 

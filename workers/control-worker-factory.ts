@@ -19,7 +19,11 @@ export async function createControlWorker(
   pool: pg.Pool,
   opts: { connection: NativeConnection; client: Client; taskQueue?: string; workflowBundle?: { code: string } },
 ): Promise<Worker> {
-  const vast = new VastClient({ baseUrl: cfg.VAST_API_URL, apiKey: cfg.VAST_API_KEY });
+  const vast = new VastClient({
+    baseUrl: cfg.VAST_API_URL,
+    apiKey: cfg.VAST_API_KEY,
+    requestTimeoutMs: cfg.VAST_REQUEST_TIMEOUT_MS ?? 30_000,
+  });
   // Only what the host's own worker needs to poll its queue: no Vast key, no database, no admin rights.
   const hostEnv: Record<string, string> = {
     TEMPORAL_ADDRESS: cfg.HOST_TEMPORAL_ADDRESS ?? cfg.TEMPORAL_ADDRESS,

@@ -41,6 +41,10 @@ export interface VastSimOptions {
 export interface Chaos {
   rate429: number;
   rate5xx: number;
+  /** Calls that get no answer at all (the client times out); half of them are carried out first. */
+  rateTimeout?: number;
+  /** The next this many instance creates are carried out, but their answers never arrive. */
+  loseCreateAnswers?: number;
   seed?: number;
 }
 
@@ -96,7 +100,7 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
   let nextId = 30_000_000 + Math.floor(Math.random() * 1_000_000);
   let chaos: Chaos = opts.chaos ?? { rate429: 0, rate5xx: 0 };
   let chaosRandom = chaos.seed === undefined ? Math.random : seeded(chaos.seed);
-  const stats = { calls: 0, injected429: 0, injected5xx: 0 };
+  const stats = { calls: 0, injected429: 0, injected5xx: 0, injectedTimeouts: 0, lostCreateAnswers: 0 };
 
   const publicOffer = (o: SimOffer) => {
     const { sim: _sim, ...rest } = o;
@@ -203,7 +207,29 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
       stats.injected5xx++;
       return json(res, 503, { detail: 'Service Unavailable' });
     }
+    const isCreate = method === 'PUT' && p.startsWith('/api/v0/asks/');
+    const loseThisCreate = isCreate && (chaos.loseCreateAnswers ?? 0) > 0;
+    if (loseThisCreate || roll < chaos.rate429 + chaos.rate5xx + (chaos.rateTimeout ?? 0)) {
+      stats.injectedTimeouts++;
+      if (loseThisCreate) chaos.loseCreateAnswers = (chaos.loseCreateAnswers ?? 1) - 1;
+      // A create whose answer is lost is how a careless client rents twice: half of these are done first.
+      if (loseThisCreate || chaosRandom() < 0.5) {
+        await route(req, new http.ServerResponse(req), url, p, method);
+        if (isCreate) stats.lostCreateAnswers++;
+      }
+      setTimeout(() => req.socket.destroy(), 120_000).unref();
+      return;
+    }
+    return route(req, res, url, p, method);
+  }
 
+  async function route(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    url: URL,
+    p: string,
+    method: string,
+  ): Promise<void> {
     let m: RegExpExecArray | null;
     if (method === 'POST' && p === '/api/v0/bundles/') {
       const q = (await readBody(req)) as Record<string, unknown>;
