@@ -37,8 +37,9 @@ export async function createGpuHost(cfg: GpuHostConfig, connection: NativeConnec
       minerId: cfg.MINER_ID,
       workDir: cfg.WORK_DIR,
     }),
-    // One machine runs a handful of activities at a time; two pollers keep a fleet of hosts light on the server.
-    maxConcurrentActivityTaskPolls: 2,
+    // One machine runs a handful of activities at a time; one long poll each keeps a big fleet within
+    // the server's per-namespace poll limit (it polls again as soon as it gets a task).
+    maxConcurrentActivityTaskPolls: 1,
     // Activity cancellation reaches us only through heartbeats; flush them often enough for the timer race.
     maxHeartbeatThrottleInterval: cfg.HEARTBEAT_THROTTLE_SEC * 1000,
   });

@@ -92,7 +92,8 @@ export function compressedLifecycle(scale: number) {
       daemonReadySec: Math.max(20, 300 * scale),
       proofDeadlineSec: Math.max(20, 1200 * scale),
       benchmarkSec: 2700 * scale,
-      heartbeatSec: 10,
+      // Three heartbeat gaps (heartbeatThrottleSec) per timeout, as in production (60 s / 20 s).
+      heartbeatSec: Math.max(10, 60 * scale),
     },
     watch: { intervalSec: 300 * scale },
   };

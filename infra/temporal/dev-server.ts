@@ -22,6 +22,9 @@ export interface DevServerOptions {
   namespace?: string;
 }
 
+/** Concurrent long polls allowed per namespace (frontend.namespaceCount). */
+export const MAX_NAMESPACE_POLLS = 20_000;
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
@@ -56,6 +59,10 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
     namespace,
     '--log-level',
     'warn',
+    // Every GPU host long-polls its own queue: the default 1200 concurrent polls per namespace is
+    // exhausted near 1000 hosts (a production cluster running such a fleet needs the same setting).
+    '--dynamic-config-value',
+    `frontend.namespaceCount=${MAX_NAMESPACE_POLLS}`,
   ];
   args.push(...(uiPort === null ? ['--headless'] : ['--ui-port', String(uiPort)]));
   if (opts.dbFile) args.push('--db-filename', opts.dbFile);

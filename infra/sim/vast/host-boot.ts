@@ -15,8 +15,8 @@ export interface BootedHost {
   kill(): void;
 }
 
-/** The production heartbeat gap (30 s) in compressed time, floored so a loaded machine keeps up. */
-export const heartbeatThrottleSec = (scale: number) => Math.max(2, 30 * scale);
+/** The production heartbeat gap (20 s) in compressed time, floored so a loaded machine keeps up. */
+export const heartbeatThrottleSec = (scale: number) => Math.max(2, 20 * scale);
 
 /** How the simulator brings up a rented machine: a process per host (below) or the host farm. */
 export type HostBooter = (
