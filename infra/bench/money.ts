@@ -32,7 +32,7 @@ export async function moneyBench(catalogue: SimOffer[], timeScale: number) {
     runs.map((r) => r.offer),
     { headless: true },
     log,
-    { bootHost: farmBooter(farm.url) },
+    { bootHost: farmBooter([farm.url]) },
   );
   const tag = `money-${Date.now().toString(36)}`;
   const idOf = (r: (typeof runs)[number]) => `${tag}-${r.policy.name}-${r.base.id}`;

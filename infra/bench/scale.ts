@@ -2,7 +2,7 @@ import type { temporal as proto } from '@temporalio/proto';
 import protoPkg from '@temporalio/proto';
 import { compressedLifecycle, startSimStack } from '../../workers/sim-stack.js';
 import { instanceLifecycle } from '../../workflows/index.js';
-import { farmBooter, spawnHostFarm } from '../sim/farm/client.js';
+import { farmBooter, spawnHostFarms } from '../sim/farm/client.js';
 import { type SimOffer, SimOfferSchema } from '../sim/scenario.js';
 import { log, pct, processCpuSec, processRssMiB, round } from './common.js';
 
@@ -11,7 +11,7 @@ type HistoryEvent = proto.api.history.v1.IHistoryEvent;
 
 /**
  * Scale: N concurrent lifecycles through the real dev server, the control worker and the Vast
- * simulator, with the N machines in the host farm (one process). Starts are spread over a ramp, as a
+ * simulator, with the N machines in host-farm processes (~250 each). Starts are spread over a ramp, as a
  * scaler renting toward a target would; a fixed share of hosts is too slow and gets killed.
  */
 export interface ScaleOptions {
@@ -84,21 +84,28 @@ function benchmarkEnd(events: HistoryEvent[]): number | null {
 export async function scaleBench(o: ScaleOptions) {
   process.env.SIM_TIME_SCALE = String(o.timeScale);
   const offers = fleet(o.n, o.slowShare);
-  const farm = await spawnHostFarm({ SIM_TIME_SCALE: String(o.timeScale) });
-  const stack = await startSimStack(offers, { headless: true }, log, { bootHost: farmBooter(farm.url) });
+  // About 250 machines per farm process.
+  const farms = await spawnHostFarms(Math.max(1, Math.ceil(o.n / 250)), { SIM_TIME_SCALE: String(o.timeScale) });
+  const farmPids = farms.map((f) => f.child.pid ?? null);
+  const sum = (xs: Array<number | null>) => (xs.some((x) => x === null) ? null : xs.reduce<number>((a, x) => a + x!, 0));
+  const farmCpu = () => sum(farmPids.map(processCpuSec));
+  const farmRss = () => sum(farmPids.map(processRssMiB));
+  const stack = await startSimStack(offers, { headless: true }, log, {
+    bootHost: farmBooter(farms.map((f) => f.url)),
+  });
   const tag = `scale${o.n}-${Date.now().toString(36)}`;
   const ids = offers.map((of) => `${tag}-${of.id}`);
   const startedAt = new Map<string, number>();
   const decided = new Map<string, { at: number; outcome: string; failureType: string | null }>();
   const cpu0 = {
     control: process.cpuUsage(),
-    farm: processCpuSec(farm.child.pid ?? null),
+    farm: farmCpu(),
     temporal: processCpuSec(stack.temporal.pid),
   };
   const peak = { control: 0, farm: 0, temporal: 0, open: 0 };
   const sampler = setInterval(() => {
     peak.control = Math.max(peak.control, Math.round(process.memoryUsage().rss / 2 ** 20));
-    peak.farm = Math.max(peak.farm, processRssMiB(farm.child.pid ?? null) ?? 0);
+    peak.farm = Math.max(peak.farm, farmRss() ?? 0);
     peak.temporal = Math.max(peak.temporal, processRssMiB(stack.temporal.pid) ?? 0);
     peak.open = Math.max(peak.open, startedAt.size - decided.size);
   }, 1000);
@@ -145,7 +152,7 @@ export async function scaleBench(o: ScaleOptions) {
       now !== null && then !== null ? round(now - then, 1) : null;
     const cpuSec = {
       control: round((cpu.user + cpu.system) / 1e6, 1),
-      farm: cpuOf(processCpuSec(farm.child.pid ?? null), cpu0.farm),
+      farm: cpuOf(farmCpu(), cpu0.farm),
       temporal: cpuOf(processCpuSec(stack.temporal.pid), cpu0.temporal),
     };
     clearInterval(sampler);
@@ -198,6 +205,7 @@ export async function scaleBench(o: ScaleOptions) {
     }
     return {
       n: o.n,
+      farmProcesses: farms.length,
       timeScale: o.timeScale,
       rampSec: o.rampSec,
       decided: decided.size,
@@ -220,6 +228,6 @@ export async function scaleBench(o: ScaleOptions) {
   } finally {
     clearInterval(sampler);
     await stack.close();
-    await farm.stop();
+    await Promise.all(farms.map((f) => f.stop()));
   }
 }

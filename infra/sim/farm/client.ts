@@ -41,9 +41,23 @@ export async function spawnHostFarm(env: Record<string, string> = {}): Promise<F
   };
 }
 
+/**
+ * Several farm processes: one Node event loop (and one fork-heavy address space) per few hundred
+ * machines, so a big fleet is not starved by a single simulator thread.
+ */
+export async function spawnHostFarms(shards: number, env: Record<string, string> = {}): Promise<FarmProcess[]> {
+  const span = Math.floor(10_000 / shards);
+  return Promise.all(
+    Array.from({ length: shards }, (_, k) =>
+      spawnHostFarm({ ...env, SIM_FARM_PORT_BASE: String(21_000 + k * span), SIM_FARM_PORT_SPAN: String(span) }),
+    ),
+  );
+}
+
 /** A HostBooter for the Vast simulator that brings machines up in the farm instead of as processes. */
-export function farmBooter(farmUrl: string): HostBooter {
+export function farmBooter(farmUrls: string[]): HostBooter {
   return async (offer, instanceId, env) => {
+    const farmUrl = farmUrls[instanceId % farmUrls.length]!;
     const res = await fetch(`${farmUrl}/hosts`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },

@@ -16,8 +16,9 @@ import { readDaemonConfig } from '../cuzk/toml-config.js';
 import { heartbeatThrottleSec } from '../vast/host-boot.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
+// Each farm process (shard) picks daemon ports from its own range.
 const PORT_BASE = Number(process.env.SIM_FARM_PORT_BASE ?? 21_000);
-const PORT_SPAN = 10_000;
+const PORT_SPAN = Number(process.env.SIM_FARM_PORT_SPAN ?? 10_000);
 
 /**
  * Many simulated GPU machines in one process, for scale runs where a Node process per host (worker,
@@ -121,7 +122,11 @@ export async function startHostFarm(opts: { baseDir: string; scale: number; port
     if (!h) return;
     hosts.delete(instanceId);
     for (const s of standins.values()) if (s.hostId === instanceId) killQuietly(s.pid, 'SIGKILL');
-    h.host.worker.shutdown();
+    try {
+      h.host.worker.shutdown();
+    } catch {
+      /* already stopped (it failed, and boot logged why) */
+    }
     await h.run;
     await h.host.release();
   }
