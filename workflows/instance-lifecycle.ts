@@ -47,6 +47,8 @@ import type {
 const vast = proxyActivities<VastActivities>(vastApiOptions);
 /** patched() id of the promoted-instance watch, added after the first recorded histories. */
 export const WATCH_PROMOTED_PATCH = 'watch-promoted-instances';
+/** patched() id of restarting the daemon when an override follows an early stop. */
+export const OVERRIDE_AFTER_EARLY_STOP_PATCH = 'restart-daemon-after-overridden-early-stop';
 const cleanupVast = proxyActivities<VastActivities>(destroyOptions);
 // Store writes are fast and local to the control worker: local activities keep them out of the event count.
 const store = proxyLocalActivities<StoreActivities>(storeOptions);
@@ -213,7 +215,8 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
           count: input.benchmarkProofs,
           concurrency: plan.concurrency,
           proofDeadlineSec: t.proofDeadlineSec,
-          ...(input.earlyStopAfterProofs > 0
+          // An operator who already chose to keep this host wants the full batch measured, not an early stop.
+          ...(input.earlyStopAfterProofs > 0 && !override.promote
             ? {
                 // Judge only after a full round: the first round's latencies include queueing behind
                 // its own siblings (the bench measured a healthy 2x A40 at 6-way killed otherwise).
@@ -268,6 +271,10 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
             elapsedMs: report.elapsedMs,
           },
         );
+      }
+      // The override arrived after the batch stopped early, which also stopped the daemon: prove again first.
+      if (report.earlyStopped && override.promote && patched(OVERRIDE_AFTER_EARLY_STOP_PATCH)) {
+        await host.step.startDaemon({ partitionWorkers: plan.partitionWorkers, readySec: t.daemonReadySec });
       }
       const verdict = judgeRate(rate, input.minRate);
       if (!verdict.keep && !override.promote) {

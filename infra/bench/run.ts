@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -80,7 +80,9 @@ async function main() {
   let money = null;
   if (opt.money) money = await moneyBench(fleet, opt.moneyTimeScale);
   const scale = [];
+  const partial = path.join(ROOT, 'bench-results', `partial-scale-${process.pid}.json`);
   if (opt.scale) {
+    mkdirSync(path.dirname(partial), { recursive: true });
     for (const n of opt.ns) {
       log(`scale: n=${n} at time scale ${opt.timeScale}`);
       scale.push(
@@ -92,7 +94,10 @@ async function main() {
           minRate: 29,
         }),
       );
+      // A long run keeps what it measured so far.
+      writeFileSync(partial, JSON.stringify(scale, null, 2) + '\n');
     }
+    rmSync(partial, { force: true });
   }
   const result = {
     date: new Date().toISOString(),
@@ -108,7 +113,12 @@ async function main() {
     scale,
   };
   mkdirSync(path.join(ROOT, 'bench-results'), { recursive: true });
-  const file = path.join(ROOT, 'bench-results', `${opt.smoke ? 'smoke' : 'full'}-${result.date.slice(0, 10)}.json`);
+  const part = opt.money && opt.scale ? '' : opt.money ? '-money' : '-scale';
+  const file = path.join(
+    ROOT,
+    'bench-results',
+    `${opt.smoke ? 'smoke' : 'full'}-${result.date.slice(0, 10)}${part}.json`,
+  );
   writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
   if (money) {
     console.log('\nMoney (real-time-equivalent minutes and dollars of GPU time, per host):');
