@@ -158,16 +158,19 @@ export function startSimDaemon(o: SimDaemonOptions): SimDaemon {
   });
   server.addService(loadProvingEngine().service, handlers as unknown as grpc.UntypedServiceImplementation);
 
+  /** The real daemon exits when it cannot bind its port. */
+  function failToBind(why: string): void {
+    log(`ERROR cuzk_daemon: ${why}`);
+    try {
+      o.die('panic');
+    } catch {
+      /* an in-process daemon's die() throws after ending its stand-in */
+    }
+  }
+
   log(`INFO cuzk_daemon: starting, partition_workers=${cfg.partitionWorkers} gpus=${numGpus}x ${gpuName}`);
   server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, innerPort) => {
-    if (err) {
-      log(`ERROR cuzk_daemon: bind failed: ${err.message}`);
-      try {
-        o.die('panic');
-      } catch {
-        return; // an in-process daemon's die() throws after ending its stand-in
-      }
-    }
+    if (err) return failToBind(`bind failed: ${err.message}`);
     if (scenario.faults.neverReady) {
       log('INFO cuzk_daemon: loading SRS porep-32g …');
       return; // hangs in SRS load forever, never serves
@@ -185,15 +188,7 @@ export function startSimDaemon(o: SimDaemonOptions): SimDaemon {
           upstream.on('error', () => client.destroy());
           client.on('close', () => upstream.destroy());
         });
-        proxy.once('error', (e) => {
-          // The real daemon exits when it cannot bind its port.
-          log(`ERROR cuzk_daemon: cannot listen on ${cfg.listen}: ${e.message}`);
-          try {
-            o.die('panic');
-          } catch {
-            /* an in-process daemon's die() throws after ending its stand-in */
-          }
-        });
+        proxy.once('error', (e) => failToBind(`cannot listen on ${cfg.listen}: ${e.message}`));
         proxy.listen(port, host, () => log(`INFO cuzk_daemon: ready, serving on ${cfg.listen}`));
       },
       scaledMs(scenario.startupSec, scale),

@@ -1,5 +1,5 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { mkdir, open, rm, writeFile } from 'node:fs/promises';
+import { mkdir, open, rm } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -13,7 +13,7 @@ import { runFeeder } from '../feeder.js';
 import { scaledMs, SimOfferSchema, type SimOffer } from '../scenario.js';
 import { startSimDaemon, type SimDaemon } from '../cuzk/server.js';
 import { readDaemonConfig } from '../cuzk/toml-config.js';
-import { heartbeatThrottleSec } from '../vast/host-boot.js';
+import { heartbeatThrottleSec, prepareHostDir } from '../vast/host-boot.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 // Each farm process (shard) picks daemon ports from its own range.
@@ -81,14 +81,7 @@ export async function startHostFarm(opts: { baseDir: string; scale: number; port
 
   async function boot(req: z.infer<typeof BootSchema>): Promise<string> {
     const { instanceId, offer, env } = req;
-    const workDir = path.join(baseDir, `instance-${instanceId}`);
-    const paramCache = path.join(workDir, 'params');
-    await mkdir(paramCache, { recursive: true });
-    const c1Path = path.join(workDir, 'c1.json');
-    await writeFile(
-      c1Path,
-      JSON.stringify({ SectorNum: 1, Phase1Out: Buffer.from('simulated-c1').toString('base64'), SectorSize: 2 ** 35 }),
-    );
+    const { workDir, paramCache, c1Path } = prepareHostDir(baseDir, instanceId);
     const sc = offer.sim.host;
     const cfg = loadConfig(GpuHostConfigSchema, {
       ...env,

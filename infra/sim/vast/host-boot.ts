@@ -27,17 +27,8 @@ export type HostBooter = (
   onExit: (code: number | null, signal: string | null) => void,
 ) => Promise<BootedHost>;
 
-/**
- * "Boots" a rented machine: runs the real GPU-host worker with the instance's env (as the image's
- * entrypoint would), pointed at the simulated daemon and paramfetch for this offer's scenario.
- */
-export async function bootHost(
-  offer: SimOffer,
-  instanceId: number,
-  env: Record<string, string>,
-  baseDir: string,
-  onExit: (code: number | null, signal: string | null) => void,
-): Promise<BootedHost> {
+/** A rented machine's disk: work dir, empty parameter cache, and the C1 input its benchmark proves. */
+export function prepareHostDir(baseDir: string, instanceId: number) {
   const workDir = path.join(baseDir, `instance-${instanceId}`);
   const paramCache = path.join(workDir, 'params');
   mkdirSync(paramCache, { recursive: true });
@@ -50,6 +41,21 @@ export async function bootHost(
       SectorSize: 34359738368,
     }),
   );
+  return { workDir, paramCache, c1Path };
+}
+
+/**
+ * "Boots" a rented machine: runs the real GPU-host worker with the instance's env (as the image's
+ * entrypoint would), pointed at the simulated daemon and paramfetch for this offer's scenario.
+ */
+export async function bootHost(
+  offer: SimOffer,
+  instanceId: number,
+  env: Record<string, string>,
+  baseDir: string,
+  onExit: (code: number | null, signal: string | null) => void,
+): Promise<BootedHost> {
+  const { workDir, paramCache, c1Path } = prepareHostDir(baseDir, instanceId);
   const port = await freePort();
   const child = spawn(
     tsNode('workers/gpu-host-worker.ts')[0] as string,
