@@ -1,6 +1,60 @@
 import { readFileSync } from 'node:fs';
+import type pg from 'pg';
+import type { SimStack } from '../../workers/sim-stack.js';
 
 export const log = (m: string) => console.error(`[bench] ${m}`);
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface Verdict {
+  outcome: string;
+  failure_type: string | null;
+  /** When the store received the verdict (`promoted` or `killing` event). */
+  at: Date;
+}
+
+/**
+ * Polls the store once a second until `expected` lifecycles tagged `tag` have a verdict or the deadline
+ * passes: one query for all, instead of a poller per lifecycle loading the server being measured. The
+ * first outcome seen is kept (a promoted host may be killed later by its watch). Fills `into`.
+ */
+export async function waitForVerdicts(
+  pool: pg.Pool,
+  tag: string,
+  expected: number,
+  deadline: number,
+  into: Map<string, Verdict>,
+  onPoll: () => void = () => undefined,
+): Promise<void> {
+  while (into.size < expected && Date.now() < deadline) {
+    await sleep(1000);
+    const rows = await pool.query<Verdict & { workflow_id: string }>(
+      `SELECT i.workflow_id, i.outcome, i.failure_type, min(e.recorded_at) AS at FROM instances i
+       JOIN lifecycle_events e ON e.workflow_id = i.workflow_id AND e.stage IN ('promoted', 'killing')
+       WHERE i.workflow_id LIKE $1 AND i.outcome IS NOT NULL
+       GROUP BY i.workflow_id, i.outcome, i.failure_type`,
+      [`${tag}-%`],
+    );
+    for (const r of rows.rows) if (!into.has(r.workflow_id)) into.set(r.workflow_id, r);
+    onPoll();
+  }
+}
+
+/** Cancels the lifecycles (each destroys its instance) and waits until the simulator has none running. */
+export async function releaseAll(stack: SimStack, workflowIds: string[], timeoutMs: number): Promise<number> {
+  for (let i = 0; i < workflowIds.length; i += 20) {
+    await Promise.all(
+      workflowIds.slice(i, i + 20).map((id) =>
+        stack.client.workflow
+          .getHandle(id)
+          .cancel()
+          .catch(() => undefined),
+      ),
+    );
+  }
+  const deadline = Date.now() + timeoutMs;
+  while (stack.vast.ledger().some((r) => !r.destroyed) && Date.now() < deadline) await sleep(500);
+  return stack.vast.ledger().filter((r) => !r.destroyed).length;
+}
 export const round = (x: number, d: number) => Math.round(x * 10 ** d) / 10 ** d;
 export const pct = (sorted: number[], p: number) =>
   sorted.length ? Math.round(sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!) : null;

@@ -2,7 +2,7 @@ import { compressedLifecycle, startSimStack } from '../../workers/sim-stack.js';
 import { instanceLifecycle } from '../../workflows/index.js';
 import { farmBooter, spawnHostFarm } from '../sim/farm/client.js';
 import { type SimOffer, SimOfferSchema } from '../sim/scenario.js';
-import { log, round } from './common.js';
+import { log, releaseAll, round, type Verdict, waitForVerdicts } from './common.js';
 
 /**
  * Money: the seeded fleet under the seeds' original policy (one 45-min benchmark timer, the full
@@ -14,8 +14,6 @@ const POLICIES = [
   { name: 'baseline', earlyStopAfterProofs: 0, idOffset: 0 },
   { name: 'early-stop', earlyStopAfterProofs: 3, idOffset: 500_000_000 },
 ] as const;
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function moneyBench(catalogue: SimOffer[], timeScale: number) {
   process.env.SIM_TIME_SCALE = String(timeScale);
@@ -54,20 +52,8 @@ export async function moneyBench(catalogue: SimOffer[], timeScale: number) {
         }),
       ),
     );
-    // The first outcome recorded is the verdict (a promoted host may be killed later by its watch).
-    type Verdict = { outcome: string; failure_type: string | null; at: Date };
     const verdicts = new Map<string, Verdict>();
-    const deadline = t0 + (4 * 3600 * timeScale + 300) * 1000;
-    while (verdicts.size < runs.length && Date.now() < deadline) {
-      await sleep(1000);
-      const rows = await stack.pool.query<Verdict & { workflow_id: string }>(
-        `SELECT i.workflow_id, i.outcome, i.failure_type, e.recorded_at AS at FROM instances i
-         JOIN lifecycle_events e ON e.workflow_id = i.workflow_id AND e.stage IN ('promoted', 'killing')
-         WHERE i.workflow_id LIKE $1 AND i.outcome IS NOT NULL`,
-        [`${tag}-%`],
-      );
-      for (const r of rows.rows) if (!verdicts.has(r.workflow_id)) verdicts.set(r.workflow_id, r);
-    }
+    await waitForVerdicts(stack.pool, tag, runs.length, t0 + (4 * 3600 * timeScale + 300) * 1000, verdicts);
     log(`money: ${verdicts.size}/${runs.length} decided in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
     // Billed GPU time: running -> destroyed, or -> the verdict for a promoted host (it is paid from then on).
     const spent = runs.map((r) => {
@@ -76,18 +62,15 @@ export async function moneyBench(catalogue: SimOffer[], timeScale: number) {
       const promoted = v?.outcome === 'promoted';
       const end = promoted ? v.at.getTime() : (inst?.destroyedAt ?? Date.now());
       const hours = inst?.runningAt ? (end - inst.runningAt) / 3_600_000 / timeScale : 0;
-      return { ...r, verdict: v ? (v.failure_type ?? v.outcome) : 'undecided', promoted, hours, dollars: hours * r.offer.dph_total };
+      return {
+        ...r,
+        verdict: v ? (v.failure_type ?? v.outcome) : 'undecided',
+        promoted,
+        hours,
+        dollars: hours * r.offer.dph_total,
+      };
     });
-    await Promise.all(
-      runs.map((r) =>
-        stack.client.workflow
-          .getHandle(idOf(r))
-          .cancel()
-          .catch(() => undefined),
-      ),
-    );
-    const cleanupDeadline = Date.now() + 120_000;
-    while (stack.vast.ledger().some((i) => !i.destroyed) && Date.now() < cleanupDeadline) await sleep(500);
+    const leftRunning = await releaseAll(stack, runs.map(idOf), 120_000);
 
     const of = (policy: string) => spent.filter((s) => s.policy.name === policy);
     const base = of('baseline');
@@ -117,7 +100,7 @@ export async function moneyBench(catalogue: SimOffer[], timeScale: number) {
       savingOnBadHosts: round(saving, 3),
       wronglyKilledHealthy: ours.filter((s) => healthy.has(s.base.id) && !s.promoted).map((s) => s.base.id),
       undecided: spent.filter((s) => s.verdict === 'undecided').length,
-      leftRunning: stack.vast.ledger().filter((i) => !i.destroyed).length,
+      leftRunning,
     };
   } finally {
     await stack.close();

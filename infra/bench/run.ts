@@ -47,13 +47,15 @@ function options() {
     console.log(USAGE);
     process.exit(0);
   }
-  if (values.only !== undefined && !['money', 'scale'].includes(values.only)) fail(`--only: money or scale, got ${values.only}`);
+  if (values.only !== undefined && !['money', 'scale'].includes(values.only))
+    fail(`--only: money or scale, got ${values.only}`);
   const ns = values.n.split(',').map(Number);
   if (ns.some((n) => !Number.isInteger(n) || n < 1 || n > 5000)) fail(`--n: integers 1..5000, got ${values.n}`);
   const timeScale = Number(values['time-scale']);
   if (!(timeScale > 0 && timeScale <= 1)) fail(`--time-scale: in (0, 1], got ${values['time-scale']}`);
   const moneyTimeScale = Number(values['money-time-scale']);
-  if (!(moneyTimeScale > 0 && moneyTimeScale <= 1)) fail(`--money-time-scale: in (0, 1], got ${values['money-time-scale']}`);
+  if (!(moneyTimeScale > 0 && moneyTimeScale <= 1))
+    fail(`--money-time-scale: in (0, 1], got ${values['money-time-scale']}`);
   const rampPerSec = Number(values['ramp-per-sec']);
   if (!(rampPerSec > 0)) fail(`--ramp-per-sec: positive, got ${values['ramp-per-sec']}`);
   return {

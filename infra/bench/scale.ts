@@ -4,7 +4,17 @@ import { compressedLifecycle, startSimStack } from '../../workers/sim-stack.js';
 import { instanceLifecycle } from '../../workflows/index.js';
 import { farmBooter, spawnHostFarms } from '../sim/farm/client.js';
 import { type SimOffer, SimOfferSchema } from '../sim/scenario.js';
-import { log, pct, processCpuSec, processRssMiB, round } from './common.js';
+import {
+  log,
+  pct,
+  processCpuSec,
+  processRssMiB,
+  releaseAll,
+  round,
+  sleep,
+  type Verdict,
+  waitForVerdicts,
+} from './common.js';
 
 const { temporal } = protoPkg;
 type HistoryEvent = proto.api.history.v1.IHistoryEvent;
@@ -43,8 +53,6 @@ function fleet(n: number, slowShare: number): SimOffer[] {
     });
   });
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Runs `fn` over `items`, `limit` at a time. */
 async function pool<T, R>(items: T[], limit: number, fn: (t: T) => Promise<R>): Promise<R[]> {
@@ -87,7 +95,8 @@ export async function scaleBench(o: ScaleOptions) {
   // About 250 machines per farm process.
   const farms = await spawnHostFarms(Math.max(1, Math.ceil(o.n / 250)), { SIM_TIME_SCALE: String(o.timeScale) });
   const farmPids = farms.map((f) => f.child.pid ?? null);
-  const sum = (xs: Array<number | null>) => (xs.some((x) => x === null) ? null : xs.reduce<number>((a, x) => a + x!, 0));
+  const sum = (xs: Array<number | null>) =>
+    xs.some((x) => x === null) ? null : xs.reduce<number>((a, x) => a + x!, 0);
   const farmCpu = () => sum(farmPids.map(processCpuSec));
   const farmRss = () => sum(farmPids.map(processRssMiB));
   const stack = await startSimStack(offers, { headless: true }, log, {
@@ -96,7 +105,7 @@ export async function scaleBench(o: ScaleOptions) {
   const tag = `scale${o.n}-${Date.now().toString(36)}`;
   const ids = offers.map((of) => `${tag}-${of.id}`);
   const startedAt = new Map<string, number>();
-  const decided = new Map<string, { at: number; outcome: string; failureType: string | null }>();
+  const decided = new Map<string, Verdict>();
   const cpu0 = {
     control: process.cpuUsage(),
     farm: farmCpu(),
@@ -127,24 +136,13 @@ export async function scaleBench(o: ScaleOptions) {
       });
       startedAt.set(ids[i]!, Date.now());
     });
-    // One query for every verdict, instead of N pollers loading the server we measure.
-    const deadline = t0 + (o.rampSec + 3000 * o.timeScale + 600) * 1000;
     let lastLog = 0;
-    while (decided.size < o.n && Date.now() < deadline) {
-      await sleep(1000);
-      const rows = await stack.pool.query<{ workflow_id: string; outcome: string; failure_type: string | null }>(
-        'SELECT workflow_id, outcome, failure_type FROM instances WHERE workflow_id LIKE $1 AND outcome IS NOT NULL',
-        [`${tag}-%`],
-      );
-      for (const r of rows.rows) {
-        if (!decided.has(r.workflow_id))
-          decided.set(r.workflow_id, { at: Date.now(), outcome: r.outcome, failureType: r.failure_type });
-      }
+    await waitForVerdicts(stack.pool, tag, o.n, t0 + (o.rampSec + 3000 * o.timeScale + 600) * 1000, decided, () => {
       if (Date.now() - lastLog > 15_000 || decided.size === o.n) {
         lastLog = Date.now();
         log(`n=${o.n}: ${startedAt.size} started, ${decided.size} decided`);
       }
-    }
+    });
     await Promise.all(starting);
     const wallSec = (Date.now() - t0) / 1000;
     const cpu = process.cpuUsage(cpu0.control);
@@ -158,33 +156,23 @@ export async function scaleBench(o: ScaleOptions) {
     clearInterval(sampler);
 
     // Promoted machines keep proving: hand them back (their lifecycles destroy them) before measuring.
-    const promoted = ids.filter((id) => decided.get(id)?.outcome === 'promoted');
-    await pool(promoted, 20, (id) =>
-      stack.client.workflow
-        .getHandle(id)
-        .cancel()
-        .catch(() => undefined),
+    const leftRunning = await releaseAll(
+      stack,
+      ids.filter((id) => decided.get(id)?.outcome === 'promoted'),
+      300_000,
     );
-    const cleanupDeadline = Date.now() + 300_000;
-    while (stack.vast.ledger().some((i) => !i.destroyed) && Date.now() < cleanupDeadline) await sleep(1000);
-    const leftRunning = stack.vast.ledger().filter((i) => !i.destroyed).length;
 
-    const recorded = await stack.pool.query<{ workflow_id: string; recorded: Date }>(
-      `SELECT workflow_id, min(recorded_at) AS recorded FROM lifecycle_events
-       WHERE workflow_id LIKE $1 AND stage IN ('promoted', 'killing') GROUP BY workflow_id`,
-      [`${tag}-%`],
-    );
-    const verdictAt = new Map(recorded.rows.map((r) => [r.workflow_id, r.recorded.getTime()]));
     const perLifecycle = await pool(ids, 8, async (id) => {
       const history = await stack.client.workflow.getHandle(id).fetchHistory();
       const events = history.events ?? [];
       const end = benchmarkEnd(events);
-      const verdict = verdictAt.get(id);
+      const verdict = decided.get(id)?.at.getTime();
       // A promoted lifecycle goes on watching; count its history up to promotion (production start).
       const promotedAt = events.findIndex(
         (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'startProduction',
       );
-      const upTo = decided.get(id)?.outcome === 'promoted' && promotedAt >= 0 ? events.slice(0, promotedAt + 1) : events;
+      const upTo =
+        decided.get(id)?.outcome === 'promoted' && promotedAt >= 0 ? events.slice(0, promotedAt + 1) : events;
       return {
         killed: decided.get(id)?.outcome === 'killed',
         latencyMs: end !== null && verdict !== undefined ? verdict - end : null,
@@ -200,7 +188,7 @@ export async function scaleBench(o: ScaleOptions) {
     const mean = (xs: number[]) => (xs.length ? round(xs.reduce((a, b) => a + b, 0) / xs.length, 1) : null);
     const failureTypes: Record<string, number> = {};
     for (const d of decided.values()) {
-      const k = d.failureType ?? d.outcome;
+      const k = d.failure_type ?? d.outcome;
       failureTypes[k] = (failureTypes[k] ?? 0) + 1;
     }
     return {
