@@ -62,7 +62,8 @@ const MAX_PLAUSIBLE_PROOF_MS = 7 * 24 * 3_600_000;
 /** What a well-formed answer to our Prove must also satisfy, beyond its shape. */
 export function proveResultIssues(requestId: string, r: AwaitProofResponse): string[] {
   const issues: string[] = [];
-  if (r.job_id !== requestId) issues.push(`result.job_id: ${JSON.stringify(r.job_id.slice(0, 100))} is not ours (${requestId})`);
+  if (r.job_id !== requestId)
+    issues.push(`result.job_id: ${JSON.stringify(r.job_id.slice(0, 100))} is not ours (${requestId})`);
   if (r.status === 'COMPLETED' && r.proof.length === 0) issues.push('result.proof: empty in a COMPLETED result');
   for (const k of ['queue_wait_ms', 'srs_load_ms', 'synthesis_ms', 'gpu_compute_ms', 'total_ms'] as const) {
     if (!(r[k] >= 0 && r[k] <= MAX_PLAUSIBLE_PROOF_MS)) issues.push(`result.${k}: ${r[k]} is not a plausible duration`);
