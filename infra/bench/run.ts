@@ -115,7 +115,8 @@ async function main() {
     scale,
   };
   mkdirSync(path.join(ROOT, 'bench-results'), { recursive: true });
-  const part = opt.money && opt.scale ? '' : opt.money ? '-money' : '-scale';
+  // A scale-only run names its sizes, so runs of different sizes on one day do not overwrite each other.
+  const part = opt.money && opt.scale ? '' : opt.money ? '-money' : `-scale-n${opt.ns.join('-')}`;
   const file = path.join(
     ROOT,
     'bench-results',
@@ -142,15 +143,20 @@ async function main() {
         'events killed (mean/max)': `${r.historyEvents.killedMean} / ${r.historyEvents.killedMax}`,
         'KiB/history': r.historyKiBMean,
         'CPU s control/farm/server': `${r.cpuSec.control} / ${r.cpuSec.farm} / ${r.cpuSec.temporal}`,
+        'CPU s/lifecycle': r.cpuSecPerLifecycle,
         'peak RSS MiB control/farm/server': `${r.peakRssMiB.control} / ${r.peakRssMiB.farm} / ${r.peakRssMiB.temporal}`,
         'left running': r.instancesLeftRunning,
+        'wrong verdicts': r.wrongVerdicts.reduce((a, g) => a + g.count, 0),
       })),
     );
+    for (const r of scale)
+      for (const g of r.wrongVerdicts)
+        console.log(`n=${r.n}: ${g.count} ${g.host} host(s) ${g.verdict} in ${g.stage ?? '?'}: ${g.reason ?? ''}`);
   }
   console.log(`\nwritten to ${path.relative(ROOT, file)}`);
   const bad =
     (money !== null && (money.wronglyKilledHealthy.length > 0 || money.undecided > 0 || money.leftRunning > 0)) ||
-    scale.some((r) => r.decided < r.n || r.instancesLeftRunning > 0 || r.rentedTwice > 0);
+    scale.some((r) => r.decided < r.n || r.instancesLeftRunning > 0 || r.rentedTwice > 0 || r.wrongVerdicts.length > 0);
   if (bad) process.exitCode = 1;
 }
 

@@ -1,6 +1,8 @@
 import type { temporal as proto } from '@temporalio/proto';
+import type pg from 'pg';
 import protoPkg from '@temporalio/proto';
 import { compressedLifecycle, startSimStack } from '../../workers/sim-stack.js';
+import { DEFAULT_TIMEOUTS } from '../../workflows/policy/defaults.js';
 import { instanceLifecycle } from '../../workflows/index.js';
 import { farmBooter, spawnHostFarms } from '../sim/farm/client.js';
 import { type SimOffer, SimOfferSchema } from '../sim/scenario.js';
@@ -89,11 +91,58 @@ function benchmarkEnd(events: HistoryEvent[]): number | null {
   return end ? ms(end.eventTime) : null;
 }
 
+/**
+ * Groups wrong verdicts by host kind, outcome, the step the lifecycle was in and the reason recorded,
+ * so a run says why (for example which timeout) rather than only how many.
+ */
+async function explainKills(pool: pg.Pool, ids: string[], kind: (id: string) => string) {
+  if (!ids.length) return [];
+  const rows = await pool.query<{
+    workflow_id: string;
+    outcome: string;
+    failure_type: string | null;
+    reason: string | null;
+    stage: string | null;
+  }>(
+    `SELECT i.workflow_id, i.outcome, i.failure_type, i.reason,
+       (SELECT e.stage FROM lifecycle_events e WHERE e.workflow_id = i.workflow_id
+          AND e.stage NOT IN ('killing', 'killed') ORDER BY e.seq DESC LIMIT 1) AS stage
+     FROM instances i WHERE i.workflow_id = ANY($1)`,
+    [ids],
+  );
+  const groups = new Map<
+    string,
+    { host: string; verdict: string; stage: string | null; reason: string | null; count: number }
+  >();
+  for (const r of rows.rows) {
+    const g = {
+      host: kind(r.workflow_id),
+      verdict: r.failure_type ?? r.outcome,
+      stage: r.stage,
+      // Numbers (ids, seconds) would split one cause into many groups.
+      reason: r.reason?.replace(/\d+(\.\d+)?/g, 'N') ?? null,
+    };
+    const key = JSON.stringify(g);
+    const seen = groups.get(key);
+    if (seen) seen.count++;
+    else groups.set(key, { ...g, count: 1 });
+  }
+  return [...groups.values()].sort((a, b) => b.count - a.count);
+}
+
 export async function scaleBench(o: ScaleOptions) {
   process.env.SIM_TIME_SCALE = String(o.timeScale);
   const offers = fleet(o.n, o.slowShare);
+  const slowIds = new Set(offers.filter((of) => of.sim.host.proofSec > 80).map((of) => of.id));
+  // Heartbeats guard the link from a host to the server, whose latency does not shrink with simulated
+  // time: keep production's 60 s timeout and 20 s between heartbeats while the job's durations are compressed.
+  const lifecycle = compressedLifecycle(o.timeScale);
+  lifecycle.timeouts.heartbeatSec = DEFAULT_TIMEOUTS.heartbeatSec;
   // About 250 machines per farm process.
-  const farms = await spawnHostFarms(Math.max(1, Math.ceil(o.n / 250)), { SIM_TIME_SCALE: String(o.timeScale) });
+  const farms = await spawnHostFarms(Math.max(1, Math.ceil(o.n / 250)), {
+    SIM_TIME_SCALE: String(o.timeScale),
+    SIM_HEARTBEAT_THROTTLE_SEC: String(DEFAULT_TIMEOUTS.heartbeatSec / 3),
+  });
   const farmPids = farms.map((f) => f.child.pid ?? null);
   const sum = (xs: Array<number | null>) =>
     xs.some((x) => x === null) ? null : xs.reduce<number>((a, x) => a + x!, 0);
@@ -130,7 +179,7 @@ export async function scaleBench(o: ScaleOptions) {
             offerId: offer.id,
             minRate: o.minRate / o.timeScale,
             earlyStopAfterProofs: 3,
-            ...compressedLifecycle(o.timeScale),
+            ...lifecycle,
           },
         ],
       });
@@ -191,6 +240,14 @@ export async function scaleBench(o: ScaleOptions) {
       const k = d.failure_type ?? d.outcome;
       failureTypes[k] = (failureTypes[k] ?? 0) + 1;
     }
+    // Healthy hosts should be promoted and slow ones killed for their rate; anything else is a wrong verdict.
+    const expected = (id: string) => (slowIds.has(Number(id.slice(tag.length + 1))) ? 'BenchRateBelowMin' : 'promoted');
+    const wrong = [...decided].filter(([id, d]) => (d.failure_type ?? d.outcome) !== expected(id));
+    const wrongVerdicts = await explainKills(
+      stack.pool,
+      wrong.map(([id]) => id),
+      (id) => (slowIds.has(Number(id.slice(tag.length + 1))) ? 'slow' : 'healthy'),
+    );
     return {
       n: o.n,
       farmProcesses: farms.length,
@@ -198,6 +255,7 @@ export async function scaleBench(o: ScaleOptions) {
       rampSec: o.rampSec,
       decided: decided.size,
       outcomes: failureTypes,
+      wrongVerdicts,
       peakOpenLifecycles: peak.open,
       wallSec: round(wallSec, 1),
       lifecyclesPerSec: round(decided.size / wallSec, 2),
@@ -209,6 +267,10 @@ export async function scaleBench(o: ScaleOptions) {
       },
       historyKiBMean: round((mean(perLifecycle.map((l) => l.bytes)) ?? 0) / 1024, 1),
       cpuSec,
+      cpuSecPerLifecycle: round(
+        ((cpuSec.control ?? 0) + (cpuSec.farm ?? 0) + (cpuSec.temporal ?? 0)) / Math.max(1, decided.size),
+        2,
+      ),
       peakRssMiB: { control: peak.control, farm: peak.farm, temporal: peak.temporal },
       instancesLeftRunning: leftRunning,
       rentedTwice: stack.vast.ledger().length - new Set(stack.vast.ledger().map((i) => i.offerId)).size,

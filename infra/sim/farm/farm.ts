@@ -56,8 +56,15 @@ const BootSchema = z.object({
   env: z.record(z.string(), z.string()),
 });
 
-export async function startHostFarm(opts: { baseDir: string; scale: number; port?: number }): Promise<HostFarm> {
+export async function startHostFarm(opts: {
+  baseDir: string;
+  scale: number;
+  port?: number;
+  /** Seconds between a host's heartbeats; by default compressed with the time scale. */
+  heartbeatThrottleSec?: number;
+}): Promise<HostFarm> {
   const { baseDir, scale } = opts;
+  const throttleSec = opts.heartbeatThrottleSec ?? heartbeatThrottleSec(scale);
   await mkdir(baseDir, { recursive: true });
   const hosts = new Map<number, FarmHost>();
   const standins = new Map<number, Standin>();
@@ -99,7 +106,7 @@ export async function startHostFarm(opts: { baseDir: string; scale: number; port
       WORK_DIR: workDir,
       C1_PATH: c1Path,
       MINER_ID: '1000',
-      HEARTBEAT_THROTTLE_SEC: String(heartbeatThrottleSec(scale)),
+      HEARTBEAT_THROTTLE_SEC: String(throttleSec),
     });
     const host = await createGpuHost(cfg, await connect(cfg.TEMPORAL_ADDRESS));
     const run = host.worker.run().catch((err: unknown) => {

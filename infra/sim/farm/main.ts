@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { z } from 'zod';
 import { timeScale } from '../scenario.js';
 import { startHostFarm } from './farm.js';
 
@@ -12,6 +13,9 @@ Runtime.install({ logger: new DefaultLogger('ERROR') });
 const farm = await startHostFarm({
   baseDir: process.env.SIM_FARM_BASE_DIR ?? path.join(os.tmpdir(), `host-farm-${process.pid}`),
   scale: timeScale(),
+  ...(process.env.SIM_HEARTBEAT_THROTTLE_SEC
+    ? { heartbeatThrottleSec: z.coerce.number().positive().parse(process.env.SIM_HEARTBEAT_THROTTLE_SEC) }
+    : {}),
 });
 console.log(`FARM_URL=${farm.url}`);
 process.on('SIGTERM', () => {
