@@ -47,6 +47,20 @@ export function classify(err: unknown, origin: Origin): Classified {
   return { type: FT.Internal, message: `${origin}: ${message}`, details: {} };
 }
 
+/**
+ * A host step that timed out without one heartbeat: the server handed it out but the host never ran it
+ * (a poll answer lost on the way, as under server overload or a restart), or the host died at once.
+ * Every host step heartbeats as it starts, so only these two are possible; a probe tells them apart.
+ */
+export function lostBeforeFirstHeartbeat(err: unknown): boolean {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  return (
+    cause instanceof TimeoutFailure &&
+    (cause.timeoutType === 'HEARTBEAT' || cause.timeoutType === 'START_TO_CLOSE') &&
+    (cause.lastHeartbeatDetails ?? null) === null
+  );
+}
+
 export function failureTypeOf(err: unknown): string | undefined {
   const cause = err instanceof ActivityFailure ? err.cause : err;
   return cause instanceof ApplicationFailure ? (cause.type ?? undefined) : undefined;

@@ -1,5 +1,4 @@
 import {
-  type ActivityInterfaceFor,
   ContinueAsNew,
   continueAsNew,
   patched,
@@ -25,7 +24,7 @@ import {
   storeOptions,
   vastApiOptions,
 } from './activity-options.js';
-import { type Classified, classify, failureTypeOf, kill, type Origin } from './classify.js';
+import { type Classified, classify, failureTypeOf, kill, lostBeforeFirstHeartbeat, type Origin } from './classify.js';
 import { lifecycleStatusQuery, promoteOverrideSignal } from './definitions.js';
 import { fleetMetrics } from './metrics.js';
 import { FailureType } from './failures.js';
@@ -49,6 +48,8 @@ const vast = proxyActivities<VastActivities>(vastApiOptions);
 export const WATCH_PROMOTED_PATCH = 'watch-promoted-instances';
 /** patched() id of restarting the daemon when an override follows an early stop. */
 export const OVERRIDE_AFTER_EARLY_STOP_PATCH = 'restart-daemon-after-overridden-early-stop';
+/** patched() id of running a host step once more when the host never started it (its dispatch was lost). */
+export const REDELIVER_LOST_STEP_PATCH = 'redeliver-host-step-lost-before-start';
 const cleanupVast = proxyActivities<VastActivities>(destroyOptions);
 // Store writes are fast and local to the control worker: local activities keep them out of the event count.
 const store = proxyLocalActivities<StoreActivities>(storeOptions);
@@ -104,6 +105,35 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
     quick: proxyActivities<GpuHostActivities>(hostOptions(label, t, 'quick')),
     bench: proxyActivities<GpuHostActivities>(benchmarkOptions(label, t)),
   };
+
+  /**
+   * Runs a host step. If it timed out without a single heartbeat, the server handed it out but the host
+   * never ran it (seen at 1000 hosts: poll answers lost under server load) or the host died at once. A
+   * quick probe on the host's queue tells which: a live host gets the step once more; for a dead one the
+   * step's own timeout stands as the reason (HostLost). Each retry is a lifecycle event and in history.
+   */
+  async function onHost<T>(step: string, call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (err) {
+      if (!lostBeforeFirstHeartbeat(err) || !patched(REDELIVER_LOST_STEP_PATCH)) throw err;
+      try {
+        await host.quick.inspectHost();
+      } catch (probeErr) {
+        if (isCancellation(probeErr)) throw probeErr;
+        throw err;
+      }
+      await store.recordEvent({
+        workflowId,
+        seq: ++seq,
+        stage: status.stage,
+        message: `${step} was handed to the host but never started; the host answers, so it runs once more`,
+        details: { step },
+        at: new Date().toISOString(),
+      });
+      return await call();
+    }
+  }
 
   try {
     if (input.resume) {
@@ -164,21 +194,23 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
 
       await enter('paramfetch', t.paramfetchSec);
       origin = 'host-first';
-      await host.first.paramfetch({ stallSec: t.paramfetchStallSec });
+      await onHost('paramfetch', () => host.first.paramfetch({ stallSec: t.paramfetchStallSec }));
       hostConnected = true;
       origin = 'host';
 
       const plan = planBenchmark(offer.numGpus, offer.cpuRamMb, input.concurrency);
-      const { pceCached } = await host.quick.inspectHost();
+      const { pceCached } = await onHost('inspectHost', () => host.quick.inspectHost());
       // Making the PCE cache with many partition workers OOM-killed low-RAM hosts: warm up with few.
       const warmupWorkers = pceCached ? plan.partitionWorkers : plan.warmupPartitionWorkers;
       let restartsLeft = input.transportErrorRestarts;
+      const startDaemon = (partitionWorkers: number) =>
+        onHost('startDaemon', () => host.step.startDaemon({ partitionWorkers, readySec: t.daemonReadySec }));
 
       /** The seeds' remedy for a dropped stream on a fresh daemon: restart it once and prove again. */
       async function proveWithRemedy(step: 'warmup' | 'post_restart_warmup', workers: number): Promise<void> {
         for (;;) {
           try {
-            await host.step.warmupProof({ step, proofDeadlineSec: t.proofDeadlineSec });
+            await onHost(step, () => host.step.warmupProof({ step, proofDeadlineSec: t.proofDeadlineSec }));
             return;
           } catch (err) {
             if (failureTypeOf(err) !== FailureType.DaemonTransportError || restartsLeft <= 0) throw err;
@@ -190,18 +222,18 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
               message: 'transport error: restarting daemon once',
               at: new Date().toISOString(),
             });
-            await host.step.startDaemon({ partitionWorkers: workers, readySec: t.daemonReadySec });
+            await startDaemon(workers);
           }
         }
       }
 
       await enter('warmup', t.daemonReadySec + t.proofDeadlineSec, { partitionWorkers: warmupWorkers, pceCached });
-      await host.step.startDaemon({ partitionWorkers: warmupWorkers, readySec: t.daemonReadySec });
+      await startDaemon(warmupWorkers);
       await proveWithRemedy('warmup', warmupWorkers);
 
       if (warmupWorkers !== plan.partitionWorkers) {
         await enter('restart', t.daemonReadySec, { partitionWorkers: plan.partitionWorkers });
-        await host.step.startDaemon({ partitionWorkers: plan.partitionWorkers, readySec: t.daemonReadySec });
+        await startDaemon(plan.partitionWorkers);
         // The first proof after a restart is slow (kernel compile, PCE re-extract): keep it out of the timed batch.
         await enter('post_restart_warmup', t.proofDeadlineSec);
         await proveWithRemedy('post_restart_warmup', plan.partitionWorkers);
@@ -210,7 +242,7 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
       await enter('benchmark', t.benchmarkSec, { proofs: input.benchmarkProofs, concurrency: plan.concurrency });
       status.benchmark = { completed: 0, requested: input.benchmarkProofs, elapsedMs: 0 };
       const report = await benchmarkAgainstTimer(
-        host.bench,
+        (batch) => onHost('benchmark', () => host.bench.runBenchmark(batch)),
         {
           count: input.benchmarkProofs,
           concurrency: plan.concurrency,
@@ -274,7 +306,7 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
       }
       // The override arrived after the batch stopped early, which also stopped the daemon: prove again first.
       if (report.earlyStopped && override.promote && patched(OVERRIDE_AFTER_EARLY_STOP_PATCH)) {
-        await host.step.startDaemon({ partitionWorkers: plan.partitionWorkers, readySec: t.daemonReadySec });
+        await startDaemon(plan.partitionWorkers);
       }
       const verdict = judgeRate(rate, input.minRate);
       if (!verdict.keep && !override.promote) {
@@ -331,7 +363,8 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
     let points = input.resume?.points ?? [];
     let lowSamples = input.resume?.lowSamples ?? 0;
     const plan = planBenchmark(inst.offer.numGpus, inst.offer.cpuRamMb, input.concurrency);
-    if (!input.resume) await host.quick.startProduction({ concurrency: plan.concurrency });
+    if (!input.resume)
+      await onHost('startProduction', () => host.quick.startProduction({ concurrency: plan.concurrency }));
     for (let samples = 0; ; samples++) {
       if (samples >= w.samplesPerRun || workflowInfo().continueAsNewSuggested) {
         await continueAsNew<typeof instanceLifecycle>({
@@ -340,7 +373,10 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
         });
       }
       await sleep(w.intervalSec * 1000, { summary: 'watch interval' });
-      const [sample, state] = await Promise.all([host.quick.sampleDaemon(), vast.instanceState(inst.instanceId)]);
+      const [sample, state] = await Promise.all([
+        onHost('sampleDaemon', () => host.quick.sampleDaemon()),
+        vast.instanceState(inst.instanceId),
+      ]);
       if (state.status !== 'running') {
         throw kill(FailureType.HostLost, `instance is ${state.status ?? 'gone'} at Vast`, {
           actualStatus: state.status,
@@ -452,14 +488,14 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
  * for cancellation to complete, hands back how far it got; that partial report is the timeout's evidence.
  */
 async function benchmarkAgainstTimer(
-  bench: ActivityInterfaceFor<GpuHostActivities>,
+  runBenchmark: GpuHostActivities['runBenchmark'],
   batchInput: Parameters<GpuHostActivities['runBenchmark']>[0],
   benchmarkSec: number,
 ): Promise<BenchmarkReport> {
   const { count, concurrency } = batchInput;
   const batchScope = new CancellationScope();
   const timerScope = new CancellationScope();
-  const batch = batchScope.run(() => bench.runBenchmark(batchInput));
+  const batch = batchScope.run(() => runBenchmark(batchInput));
   const timer = timerScope
     .run(() => sleep(benchmarkSec * 1000, { summary: `benchmark deadline (${benchmarkSec} s)` }))
     .then(

@@ -89,6 +89,8 @@ export function createGpuHostActivities(deps: GpuHostDeps) {
     }): Promise<{ readyMs: number; gpus: number }> {
       const ctx = Context.current();
       const started = Date.now();
+      // At once, not after the first wait: a step that never heartbeats reads as lost in delivery (see the workflow).
+      ctx.heartbeat({ waitingMs: 0 });
       await supervisor.start(input.partitionWorkers);
       const deadline = started + input.readySec * 1000;
       let lastError = '';
@@ -117,7 +119,9 @@ export function createGpuHostActivities(deps: GpuHostDeps) {
     async warmupProof(input: { step: string; proofDeadlineSec: number }): Promise<ProofTiming> {
       const ctx = Context.current();
       const started = Date.now();
-      const ticker = setInterval(() => ctx.heartbeat({ step: input.step, elapsedMs: Date.now() - started }), 1000);
+      const beat = () => ctx.heartbeat({ step: input.step, elapsedMs: Date.now() - started });
+      beat();
+      const ticker = setInterval(beat, 1000);
       try {
         return await proveOnce(requestId(input.step, 0), input.proofDeadlineSec, 0);
       } catch (err) {
@@ -145,6 +149,7 @@ export function createGpuHostActivities(deps: GpuHostDeps) {
       let failed: unknown = null;
       let hopeless = false;
       const progress = () => ({ completed: timings.length, requested: input.count, elapsedMs: Date.now() - started });
+      ctx.heartbeat(progress());
       const ticker = setInterval(() => ctx.heartbeat(progress()), 1000);
       const worker = async () => {
         while (next < input.count && failed === null && !hopeless && !ctx.cancellationSignal.aborted) {

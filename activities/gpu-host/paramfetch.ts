@@ -33,6 +33,7 @@ export async function runParamfetch(command: string[], logFile: string, stallMs:
     lastLine = lines[lines.length - 1] ?? lastLine;
     ctx.heartbeat({ outputBytes, lastLine: lastLine.slice(0, 200), elapsedMs: Date.now() - started });
   };
+  ctx.heartbeat({ outputBytes, lastLine, elapsedMs: 0 });
   child.stdout.on('data', onData);
   child.stderr.on('data', onData);
   const watchdog = setInterval(
