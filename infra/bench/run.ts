@@ -147,6 +147,7 @@ async function main() {
         'peak RSS MiB control/farm/server': `${r.peakRssMiB.control} / ${r.peakRssMiB.farm} / ${r.peakRssMiB.temporal}`,
         'left running': r.instancesLeftRunning,
         'wrong verdicts': r.wrongVerdicts.reduce((a, g) => a + g.count, 0),
+        'steps run again': r.redeliveredSteps,
       })),
     );
     for (const r of scale)

@@ -256,6 +256,15 @@ export async function scaleBench(o: ScaleOptions) {
       decided: decided.size,
       outcomes: failureTypes,
       wrongVerdicts,
+      // Host steps handed out but never started, run once more on a host that answered the probe.
+      redeliveredSteps: Number(
+        (
+          await stack.pool.query<{ n: string }>(
+            `SELECT count(*) AS n FROM lifecycle_events WHERE workflow_id LIKE $1 AND message LIKE '%never started%'`,
+            [`${tag}-%`],
+          )
+        ).rows[0]?.n ?? 0,
+      ),
       peakOpenLifecycles: peak.open,
       wallSec: round(wallSec, 1),
       lifecyclesPerSec: round(decided.size / wallSec, 2),
