@@ -14,11 +14,12 @@ import { scaledMs, SimOfferSchema, type SimOffer } from '../scenario.js';
 import { startSimDaemon, type SimDaemon } from '../cuzk/server.js';
 import { readDaemonConfig } from '../cuzk/toml-config.js';
 import { heartbeatThrottleSec, prepareHostDir } from '../vast/host-boot.js';
+import { farmPortBase, farmPortSpan } from './ports.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 // Each farm process (shard) picks daemon ports from its own range.
-const PORT_BASE = Number(process.env.SIM_FARM_PORT_BASE ?? 21_000);
-const PORT_SPAN = Number(process.env.SIM_FARM_PORT_SPAN ?? 10_000);
+const PORT_BASE = farmPortBase();
+const PORT_SPAN = farmPortSpan();
 
 /**
  * Many simulated GPU machines in one process, for scale runs where a Node process per host (worker,
