@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { farmPortBase, farmPortSpan } from '../../infra/sim/farm/ports.js';
+import { farmPorts } from '../../infra/sim/farm/ports.js';
 
 // Two simulated fleets on one machine (a bench beside a demo) must not share daemon ports:
 // a host would then prove on another fleet's daemon and its own would die with EADDRINUSE.
@@ -14,22 +14,22 @@ describe('simulated farm port base', () => {
 
   it('defaults to 21000 and follows SIM_FARM_PORT_BASE', () => {
     delete process.env.SIM_FARM_PORT_BASE;
-    expect(farmPortBase()).toBe(21_000);
+    expect(farmPorts().base).toBe(21_000);
     process.env.SIM_FARM_PORT_BASE = '11000';
-    expect(farmPortBase()).toBe(11_000);
+    expect(farmPorts().base).toBe(11_000);
   });
 
   it.each(['abc', '80', '60000', '1.5'])('rejects %s, naming the variable', (raw) => {
     process.env.SIM_FARM_PORT_BASE = raw;
-    expect(() => farmPortBase()).toThrow(/SIM_FARM_PORT_BASE/);
+    expect(() => farmPorts().base).toThrow(/SIM_FARM_PORT_BASE/);
   });
 
   it('bounds the span a shard may use', () => {
     delete process.env.SIM_FARM_PORT_SPAN;
-    expect(farmPortSpan()).toBe(10_000);
+    expect(farmPorts().span).toBe(10_000);
     process.env.SIM_FARM_PORT_SPAN = '2500';
-    expect(farmPortSpan()).toBe(2500);
+    expect(farmPorts().span).toBe(2500);
     process.env.SIM_FARM_PORT_SPAN = '0';
-    expect(() => farmPortSpan()).toThrow(/SIM_FARM_PORT_SPAN/);
+    expect(() => farmPorts().span).toThrow(/SIM_FARM_PORT_SPAN/);
   });
 });

@@ -4,7 +4,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import type { HostBooter } from '../vast/host-boot.js';
-import { farmPortBase } from './ports.js';
+import { farmPorts } from './ports.js';
 
 const BootedSchema = z.object({ workDir: z.string() });
 
@@ -47,11 +47,11 @@ export async function spawnHostFarm(env: Record<string, string> = {}): Promise<F
  * machines, so a big fleet is not starved by a single simulator thread.
  */
 export async function spawnHostFarms(shards: number, env: Record<string, string> = {}): Promise<FarmProcess[]> {
-  const base = farmPortBase();
-  const span = Math.floor(10_000 / shards);
+  const ports = farmPorts();
+  const span = Math.floor(ports.span / shards);
   return Promise.all(
     Array.from({ length: shards }, (_, k) =>
-      spawnHostFarm({ ...env, SIM_FARM_PORT_BASE: String(base + k * span), SIM_FARM_PORT_SPAN: String(span) }),
+      spawnHostFarm({ ...env, SIM_FARM_PORT_BASE: String(ports.base + k * span), SIM_FARM_PORT_SPAN: String(span) }),
     ),
   );
 }

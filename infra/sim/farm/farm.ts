@@ -14,12 +14,11 @@ import { scaledMs, SimOfferSchema, type SimOffer } from '../scenario.js';
 import { startSimDaemon, type SimDaemon } from '../cuzk/server.js';
 import { readDaemonConfig } from '../cuzk/toml-config.js';
 import { heartbeatThrottleSec, prepareHostDir } from '../vast/host-boot.js';
-import { farmPortBase, farmPortSpan } from './ports.js';
+import { farmPorts } from './ports.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 // Each farm process (shard) picks daemon ports from its own range.
-const PORT_BASE = farmPortBase();
-const PORT_SPAN = farmPortSpan();
+const { base: PORT_BASE, span: PORT_SPAN } = farmPorts();
 
 /**
  * Many simulated GPU machines in one process, for scale runs where a Node process per host (worker,
