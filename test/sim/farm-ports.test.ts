@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { farmPorts } from '../../infra/sim/farm/ports.js';
 
-// Two simulated fleets on one machine (a bench beside a demo) must not share daemon ports:
+// Two bench runs on one machine must not share their host farms' daemon ports:
 // a host would then prove on another fleet's daemon and its own would die with EADDRINUSE.
 describe('simulated farm port base', () => {
   const saved = { base: process.env.SIM_FARM_PORT_BASE, span: process.env.SIM_FARM_PORT_SPAN };
