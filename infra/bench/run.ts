@@ -18,13 +18,13 @@ import { scaleBench } from './scale.js';
  */
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const USAGE = `usage: npm run bench -- [--smoke] [--only money|scale] [--n 10,100,500,1000]
-  [--time-scale 0.3] [--money-time-scale 0.05] [--ramp-per-sec 10]
+  [--time-scale 0.7] [--money-time-scale 0.05] [--ramp-per-sec 1.5]
   --smoke             small and quick (CI): 3 hosts for money, n=4 for scale
   --only              run one part
   --n                 fleet sizes for the scale part (default 10,100,500,1000)
-  --time-scale        SIM_TIME_SCALE of the scale part (default 0.3: a 100 s proof takes 30 s)
+  --time-scale        SIM_TIME_SCALE of the scale part (default 0.7: a 100 s proof takes 70 s)
   --money-time-scale  SIM_TIME_SCALE of the money part (default 0.05)
-  --ramp-per-sec      lifecycle starts per second in the scale part (default 10)
+  --ramp-per-sec      lifecycle starts per second in the scale part (default 1.5)
 Set DATABASE_URL to use a Postgres server instead of the embedded one.`;
 
 function options() {
@@ -33,9 +33,9 @@ function options() {
       smoke: { type: 'boolean', default: false },
       only: { type: 'string' },
       n: { type: 'string', default: '10,100,500,1000' },
-      'time-scale': { type: 'string', default: '0.3' },
+      'time-scale': { type: 'string', default: '0.7' },
       'money-time-scale': { type: 'string', default: '0.05' },
-      'ramp-per-sec': { type: 'string', default: '10' },
+      'ramp-per-sec': { type: 'string', default: '1.5' },
       help: { type: 'boolean', default: false },
     },
   });
