@@ -1,6 +1,5 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { mkdir, open, rm } from 'node:fs/promises';
-import { constants } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
@@ -10,26 +9,31 @@ import { z } from 'zod';
 import { GpuHostConfigSchema, loadConfig } from '../../../workers/config.js';
 import { createGpuHost, type GpuHost } from '../../../workers/gpu-host-factory.js';
 import { runFeeder } from '../feeder.js';
+import { simulateParamfetch } from '../fetch-params.js';
 import { scaledMs, SimOfferSchema, type SimOffer } from '../scenario.js';
 import { startSimDaemon, type SimDaemon } from '../cuzk/server.js';
 import { readDaemonConfig } from '../cuzk/toml-config.js';
 import { heartbeatThrottleSec, prepareHostDir } from '../vast/host-boot.js';
 import { farmPorts } from './ports.js';
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
+const STANDIN = path.join(path.dirname(fileURLToPath(import.meta.url)), 'standin.sh');
 // Each farm process (shard) picks daemon ports from its own range.
 const { base: PORT_BASE, span: PORT_SPAN } = farmPorts();
 
 /**
  * Many simulated GPU machines in one process, for scale runs where a Node process per host (worker,
  * daemon, fetcher, feeder) would swamp two cores. Each machine still runs the production GPU-host
- * worker code on its own task queue; its daemon and production prover are simulated in-process but
- * started and stopped through small shell stand-ins (standin.sh), so the worker's process
- * supervision — spawn, SIGTERM, exit codes, log files — is the real code path.
+ * worker code on its own task queue; its daemon, production prover and parameter fetch are simulated
+ * in-process but started and stopped through a small bash stand-in (standin.sh), so the worker's
+ * process supervision — spawn, output, SIGTERM, SIGKILL, exit codes, log files — is the real code path.
+ * A stand-in holds one HTTP request open for as long as its simulation runs: the response carries the
+ * output and the exit code, and the connection closing tells us the process died.
  */
 export interface HostFarm {
   url: string;
   hosts(): number;
+  /** Simulated processes running (each behind a live stand-in). */
+  standins(): number;
   close(): Promise<void>;
 }
 
@@ -43,11 +47,46 @@ interface FarmHost {
 
 interface Standin {
   pid: number;
-  hostId: number;
-  kind: string;
+  hostId: number | null;
+  /** Ends the simulation (the process is stopping or gone). */
   stop(): void;
-  /** Exit code the stand-in should end with (a simulated crash); written to its fifo. */
-  exitCode: number | null;
+  /** Ends the stand-in's process with this exit code (a simulated crash or the fetch's end). */
+  exit(code: number): void;
+}
+
+const StandinRequestSchema = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('daemon'),
+    pid: z.number().int().positive(),
+    concurrency: z.number(),
+    ref: z.string().min(1),
+  }),
+  z.object({
+    kind: z.literal('production'),
+    pid: z.number().int().positive(),
+    concurrency: z.number(),
+    ref: z.string().min(1),
+  }),
+  z.object({
+    kind: z.literal('paramfetch'),
+    pid: z.number().int().positive(),
+    concurrency: z.number(),
+    cache: z.string().min(1),
+    seconds: z.number().nonnegative(),
+    fault: z.enum(['ok', 'stall', 'fail']),
+  }),
+]);
+type StandinRequest = z.infer<typeof StandinRequestSchema>;
+
+/** standin.sh's request body: kind, pid, proof concurrency, then the command's own arguments, one per line. */
+function parseStandinRequest(body: string): StandinRequest {
+  const [kind, pid, concurrency, ...args] = body.replace(/\n$/, '').split('\n');
+  const common = { kind, pid: Number(pid), concurrency: Math.max(1, Number(concurrency) || 1) };
+  return StandinRequestSchema.parse(
+    kind === 'paramfetch'
+      ? { ...common, cache: args[0], seconds: Number(args[1]), fault: args[2] }
+      : { ...common, ref: args[0] },
+  );
 }
 
 const BootSchema = z.object({
@@ -68,6 +107,8 @@ export async function startHostFarm(opts: {
   await mkdir(baseDir, { recursive: true });
   const hosts = new Map<number, FarmHost>();
   const standins = new Map<number, Standin>();
+  /** Stand-in pids that are daemons. */
+  const daemons = new Set<number>();
   const connections = new Map<string, Promise<NativeConnection>>();
   const connect = (address: string) => {
     let c = connections.get(address);
@@ -93,15 +134,16 @@ export async function startHostFarm(opts: {
     const cfg = loadConfig(GpuHostConfigSchema, {
       ...env,
       CUZK_ADDRESS: `127.0.0.1:${await reservePort()}`,
-      CUZK_DAEMON_CMD: JSON.stringify(['sh', path.join(HERE, 'standin.sh'), 'daemon']),
+      CUZK_DAEMON_CMD: JSON.stringify(['bash', STANDIN, 'daemon']),
       PARAMFETCH_CMD: JSON.stringify([
-        'sh',
-        path.join(HERE, 'paramfetch.sh'),
+        'bash',
+        STANDIN,
+        'paramfetch',
         paramCache,
         String(scaledMs(sc.paramfetchSec, scale) / 1000),
         sc.faults.paramfetch,
       ]),
-      PRODUCTION_CMD: JSON.stringify(['sh', path.join(HERE, 'standin.sh'), 'production', workDir]),
+      PRODUCTION_CMD: JSON.stringify(['bash', STANDIN, 'production', workDir]),
       PARAM_CACHE_DIR: paramCache,
       WORK_DIR: workDir,
       C1_PATH: c1Path,
@@ -136,18 +178,46 @@ export async function startHostFarm(opts: {
     return undefined;
   }
 
-  function startStandin(kind: string, ref: string, pid: number, concurrency: number): string | null {
-    const h = hostOf(kind === 'daemon' ? ref : path.join(ref, 'x'));
-    if (!h) return `no farm host owns ${ref}`;
-    const logFile = path.join(h.workDir, kind === 'daemon' ? 'cuzk-daemon.log' : 'production.log');
+  /** Starts the simulation a stand-in process stands for; its output and exit code go to `res`. */
+  function startStandin(req: StandinRequest, res: http.ServerResponse): Standin | string {
+    const send = (line: string) => {
+      if (!res.writableEnded) res.write(`${line}\n`);
+    };
+    const standin: Standin = {
+      pid: req.pid,
+      hostId: null,
+      stop: () => undefined,
+      exit(code) {
+        send(`exit ${code}`);
+        res.end();
+      },
+    };
+    if (req.kind === 'paramfetch') {
+      standin.stop = simulateParamfetch({
+        cache: req.cache,
+        totalMs: req.seconds * 1000,
+        fault: req.fault,
+        out: (l) => send(`out ${l}`),
+        err: (l) => send(`err ${l}`),
+        exit: (code) => {
+          standins.delete(req.pid);
+          standin.exit(code);
+        },
+      });
+      standins.set(req.pid, standin);
+      return standin;
+    }
+    const h = hostOf(req.kind === 'daemon' ? req.ref : path.join(req.ref, 'x'));
+    if (!h) return `no farm host owns ${req.ref}`;
+    standin.hostId = h.instanceId;
+    const logFile = path.join(h.workDir, req.kind === 'daemon' ? 'cuzk-daemon.log' : 'production.log');
     const log: WriteStream = createWriteStream(logFile, { flags: 'a' });
     const line = (l: string) => log.write(`\x1b[2m${new Date().toISOString()}\x1b[0m ${l}\n`);
-    const standin: Standin = { pid, hostId: h.instanceId, kind, exitCode: null, stop: () => undefined };
-    if (kind === 'daemon') {
-      // The worker stopped the previous daemon before starting this one; the reaper may not have seen it yet,
-      // and a real process would already have closed its port.
+    if (req.kind === 'daemon') {
+      // The worker stopped the previous daemon before starting this one; its connection may not have
+      // closed yet, and a real process would already have closed its port.
       for (const [otherPid, other] of standins) {
-        if (other.hostId === h.instanceId && other.kind === 'daemon') {
+        if (other.hostId === h.instanceId && other !== standin && daemons.has(otherPid)) {
           standins.delete(otherPid);
           other.stop();
         }
@@ -156,12 +226,12 @@ export async function startHostFarm(opts: {
       const die = (why: 'oom' | 'panic'): never => {
         daemon?.close();
         // The real daemon is OOM-killed by the kernel (SIGKILL) or panics with exit code 101.
-        if (why === 'oom') killQuietly(pid, 'SIGKILL');
-        else standin.exitCode = 101;
+        if (why === 'oom') killQuietly(req.pid, 'SIGKILL');
+        else standin.exit(101);
         throw new Error(why === 'oom' ? 'daemon was OOM-killed' : 'daemon panicked');
       };
       daemon = startSimDaemon({
-        cfg: readDaemonConfig(ref),
+        cfg: readDaemonConfig(req.ref),
         scenario: h.offer.sim.host,
         scale,
         gpuName: h.offer.gpu_name,
@@ -169,7 +239,9 @@ export async function startHostFarm(opts: {
         log: line,
         die,
       });
+      daemons.add(req.pid);
       standin.stop = () => {
+        daemons.delete(req.pid);
         daemon?.close();
         log.end();
       };
@@ -179,9 +251,9 @@ export async function startHostFarm(opts: {
       void runFeeder({
         cuzkAddress,
         c1Path: path.join(h.workDir, 'c1.json'),
-        concurrency,
+        concurrency: req.concurrency,
         minerId: 1000,
-        tag: `curio-sim/${pid}`,
+        tag: `curio-sim/${req.pid}`,
         log: line,
         signal: abort.signal,
       }).catch(() => undefined);
@@ -190,35 +262,14 @@ export async function startHostFarm(opts: {
         log.end();
       };
     }
-    standins.set(pid, standin);
-    return null;
+    standins.set(req.pid, standin);
+    return standin;
   }
 
-  // Stand-ins are polled, not watched: they are the GPU-host worker's children, not ours to wait on.
-  const reaper = setInterval(() => {
-    for (const s of standins.values()) {
-      if (!isAlive(s.pid)) {
-        standins.delete(s.pid);
-        s.stop();
-        void rm(fifoOf(s.pid), { force: true });
-      } else if (s.exitCode !== null) {
-        void tellExit(s);
-      }
-    }
-  }, 200);
-
-  const fifoOf = (pid: number) => path.join(baseDir, `standin-${pid}.fifo`);
-  async function tellExit(s: Standin): Promise<void> {
-    const code = s.exitCode;
-    s.exitCode = null;
-    try {
-      // Non-blocking: fails (ENXIO) until the stand-in is reading, and we try again next tick.
-      const fh = await open(fifoOf(s.pid), constants.O_WRONLY | constants.O_NONBLOCK);
-      await fh.write(`${code}\n`);
-      await fh.close();
-    } catch {
-      if (standins.has(s.pid)) s.exitCode = code;
-    }
+  function stopStandin(pid: number): void {
+    const s = standins.get(pid);
+    standins.delete(pid);
+    s?.stop();
   }
 
   const server = http.createServer((req, res) => {
@@ -238,20 +289,20 @@ export async function startHostFarm(opts: {
           return reply(res, 200, { ok: true });
         }
         if (req.method === 'POST' && url.pathname === '/standins') {
-          const f = new URLSearchParams(body);
-          const err = startStandin(
-            f.get('kind') ?? '',
-            f.get('ref') ?? '',
-            Number(f.get('pid')),
-            Math.max(1, Number(f.get('concurrency')) || 1),
-          );
-          return err ? reply(res, 404, { error: err }) : reply(res, 201, { ok: true });
+          const sreq = parseStandinRequest(body);
+          res.writeHead(200, { 'Content-Type': 'text/plain' });
+          const standin = startStandin(sreq, res);
+          if (typeof standin === 'string') return res.end(`err ${standin}\nexit 1\n`);
+          res.flushHeaders();
+          // The stand-in's process ended (stopped, killed or crashed): so does its simulation.
+          res.on('close', () => {
+            if (standins.get(sreq.pid) === standin) stopStandin(sreq.pid);
+          });
+          return;
         }
         const stop = /^\/standins\/(\d+)\/stop$/.exec(url.pathname);
         if (req.method === 'POST' && stop) {
-          const s = standins.get(Number(stop[1]));
-          standins.delete(Number(stop[1]));
-          s?.stop();
+          stopStandin(Number(stop[1]));
           return reply(res, 200, { ok: true });
         }
         if (req.method === 'GET' && url.pathname === '/hosts') return reply(res, 200, { hosts: [...hosts.keys()] });
@@ -267,13 +318,12 @@ export async function startHostFarm(opts: {
   const url = `http://127.0.0.1:${addr.port}`;
   // The stand-ins find us through the environment they inherit from the GPU-host workers.
   process.env.SIM_FARM_URL = url;
-  process.env.SIM_FARM_DIR = baseDir;
 
   return {
     url,
     hosts: () => hosts.size,
+    standins: () => standins.size,
     async close() {
-      clearInterval(reaper);
       await Promise.all([...hosts.keys()].map(powerOff));
       server.close();
       for (const c of connections.values()) await (await c).close();
@@ -287,15 +337,6 @@ function canListen(port: number): Promise<boolean> {
     srv.once('error', () => resolve(false));
     srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
   });
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function killQuietly(pid: number, signal: NodeJS.Signals): void {
