@@ -18,13 +18,15 @@ import { scaleBench } from './scale.js';
  */
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const USAGE = `usage: npm run bench -- [--smoke] [--only money|scale] [--n 10,100,500,1000]
-  [--time-scale 0.7] [--money-time-scale 0.05] [--ramp-per-sec 1.5]
+  [--time-scale 0.7] [--money-time-scale 0.05] [--ramp-per-sec 1.5] [--hosts-per-farm 100]
   --smoke             small and quick (CI): 3 hosts for money, n=4 for scale
   --only              run one part
   --n                 fleet sizes for the scale part (default 10,100,500,1000)
   --time-scale        SIM_TIME_SCALE of the scale part (default 0.7: a 100 s proof takes 70 s)
   --money-time-scale  SIM_TIME_SCALE of the money part (default 0.05)
   --ramp-per-sec      lifecycle starts per second in the scale part (default 1.5)
+  --hosts-per-farm    simulated machines per host-farm process (default 100; every spawn forks the
+                      farm, so its cost grows with the farm's size)
 Set DATABASE_URL to use a Postgres server instead of the embedded one.`;
 
 function options() {
@@ -36,6 +38,7 @@ function options() {
       'time-scale': { type: 'string', default: '0.7' },
       'money-time-scale': { type: 'string', default: '0.05' },
       'ramp-per-sec': { type: 'string', default: '1.5' },
+      'hosts-per-farm': { type: 'string', default: '100' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -58,6 +61,9 @@ function options() {
     fail(`--money-time-scale: in (0, 1], got ${values['money-time-scale']}`);
   const rampPerSec = Number(values['ramp-per-sec']);
   if (!(rampPerSec > 0)) fail(`--ramp-per-sec: positive, got ${values['ramp-per-sec']}`);
+  const hostsPerFarm = Number(values['hosts-per-farm']);
+  if (!(Number.isInteger(hostsPerFarm) && hostsPerFarm >= 1))
+    fail(`--hosts-per-farm: a positive integer, got ${values['hosts-per-farm']}`);
   return {
     smoke: values.smoke,
     money: values.only !== 'scale',
@@ -66,6 +72,7 @@ function options() {
     timeScale: values.smoke ? 0.05 : timeScale,
     moneyTimeScale: values.smoke ? 0.02 : moneyTimeScale,
     rampPerSec,
+    hostsPerFarm,
   };
 }
 
@@ -92,6 +99,7 @@ async function main() {
           n,
           timeScale: opt.timeScale,
           rampSec: n / opt.rampPerSec,
+          hostsPerFarm: opt.hostsPerFarm,
           slowShare: 0.2,
           minRate: 29,
         }),

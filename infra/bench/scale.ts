@@ -23,7 +23,7 @@ type HistoryEvent = proto.api.history.v1.IHistoryEvent;
 
 /**
  * Scale: N concurrent lifecycles through the real dev server, the control worker and the Vast
- * simulator, with the N machines in host-farm processes (~250 each). Starts are spread over a ramp, as a
+ * simulator, with the N machines in host-farm processes (`hostsPerFarm` each). Starts are spread over a ramp, as a
  * scaler renting toward a target would; a fixed share of hosts is too slow and gets killed.
  */
 export interface ScaleOptions {
@@ -31,6 +31,12 @@ export interface ScaleOptions {
   /** SIM_TIME_SCALE for this run. */
   timeScale: number;
   rampSec: number;
+  /**
+   * Machines per farm process. The GPU-host worker forks the farm for every process it starts, and a
+   * fork's page-table copy and the write faults after it grow with the farm's memory: total fork cost
+   * grows with N times the farm's size, so big fleets get more, smaller farms.
+   */
+  hostsPerFarm: number;
   slowShare: number;
   minRate: number;
 }
@@ -138,8 +144,7 @@ export async function scaleBench(o: ScaleOptions) {
   // time: keep production's 60 s timeout and 20 s between heartbeats while the job's durations are compressed.
   const lifecycle = compressedLifecycle(o.timeScale);
   lifecycle.timeouts.heartbeatSec = DEFAULT_TIMEOUTS.heartbeatSec;
-  // About 250 machines per farm process.
-  const farms = await spawnHostFarms(Math.max(1, Math.ceil(o.n / 250)), {
+  const farms = await spawnHostFarms(Math.max(1, Math.ceil(o.n / o.hostsPerFarm)), {
     SIM_TIME_SCALE: String(o.timeScale),
     SIM_HEARTBEAT_THROTTLE_SEC: String(DEFAULT_TIMEOUTS.heartbeatSec / 3),
   });
@@ -251,6 +256,7 @@ export async function scaleBench(o: ScaleOptions) {
     return {
       n: o.n,
       farmProcesses: farms.length,
+      hostsPerFarm: o.hostsPerFarm,
       timeScale: o.timeScale,
       rampSec: o.rampSec,
       decided: decided.size,
