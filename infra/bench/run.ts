@@ -18,15 +18,15 @@ import { scaleBench } from './scale.js';
  */
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const USAGE = `usage: npm run bench -- [--smoke] [--only money|scale] [--n 10,100,500,1000]
-  [--time-scale 0.7] [--money-time-scale 0.05] [--ramp-per-sec 1.5] [--hosts-per-farm 100]
+  [--time-scale 0.7] [--money-time-scale 0.05] [--ramp-per-sec 1.5] [--hosts-per-farm 250]
   --smoke             small and quick (CI): 3 hosts for money, n=4 for scale
   --only              run one part
   --n                 fleet sizes for the scale part (default 10,100,500,1000)
   --time-scale        SIM_TIME_SCALE of the scale part (default 0.7: a 100 s proof takes 70 s)
   --money-time-scale  SIM_TIME_SCALE of the money part (default 0.05)
   --ramp-per-sec      lifecycle starts per second in the scale part (default 1.5)
-  --hosts-per-farm    simulated machines per host-farm process (default 100; every spawn forks the
-                      farm, so its cost grows with the farm's size)
+  --hosts-per-farm    simulated machines per host-farm process (default 250; 100 was measured at
+                      N=1000 and did no better: README, Benchmarks)
 Set DATABASE_URL to use a Postgres server instead of the embedded one.`;
 
 function options() {
@@ -38,7 +38,7 @@ function options() {
       'time-scale': { type: 'string', default: '0.7' },
       'money-time-scale': { type: 'string', default: '0.05' },
       'ramp-per-sec': { type: 'string', default: '1.5' },
-      'hosts-per-farm': { type: 'string', default: '100' },
+      'hosts-per-farm': { type: 'string', default: '250' },
       help: { type: 'boolean', default: false },
     },
   });

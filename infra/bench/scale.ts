@@ -32,9 +32,9 @@ export interface ScaleOptions {
   timeScale: number;
   rampSec: number;
   /**
-   * Machines per farm process. The GPU-host worker forks the farm for every process it starts, and a
-   * fork's page-table copy and the write faults after it grow with the farm's memory: total fork cost
-   * grows with N times the farm's size, so big fleets get more, smaller farms.
+   * Machines per farm process. Every process a GPU-host worker starts forks its farm, so smaller farms
+   * fork cheaper, but each adds a Node process and a Temporal runtime: at N = 1000, 100 per farm did
+   * no better than 250 (README, Benchmarks).
    */
   hostsPerFarm: number;
   slowShare: number;
