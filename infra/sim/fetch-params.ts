@@ -35,7 +35,6 @@ export function simulateParamfetch(o: ParamfetchSim): () => void {
       timer = setTimeout(tick, o.totalMs / STEPS);
       return;
     }
-    mkdirSync(o.cache, { recursive: true });
     for (const ext of ['params', 'vk']) writeFileSync(path.join(o.cache, `${PARAMS}.${ext}`), 'simulated\n');
     o.out('parameters fetched');
     o.exit(0);

@@ -47,6 +47,7 @@ interface FarmHost {
 
 interface Standin {
   pid: number;
+  kind: StandinRequest['kind'];
   hostId: number | null;
   /** Ends the simulation (the process is stopping or gone). */
   stop(): void;
@@ -54,23 +55,11 @@ interface Standin {
   exit(code: number): void;
 }
 
-const StandinRequestSchema = z.discriminatedUnion('kind', [
-  z.object({
-    kind: z.literal('daemon'),
-    pid: z.number().int().positive(),
-    concurrency: z.number(),
-    ref: z.string().min(1),
-  }),
-  z.object({
-    kind: z.literal('production'),
-    pid: z.number().int().positive(),
-    concurrency: z.number(),
-    ref: z.string().min(1),
-  }),
-  z.object({
+const StandinBase = z.object({ pid: z.number().int().positive(), concurrency: z.number() });
+const StandinRequestSchema = z.union([
+  StandinBase.extend({ kind: z.enum(['daemon', 'production']), ref: z.string().min(1) }),
+  StandinBase.extend({
     kind: z.literal('paramfetch'),
-    pid: z.number().int().positive(),
-    concurrency: z.number(),
     cache: z.string().min(1),
     seconds: z.number().nonnegative(),
     fault: z.enum(['ok', 'stall', 'fail']),
@@ -107,8 +96,6 @@ export async function startHostFarm(opts: {
   await mkdir(baseDir, { recursive: true });
   const hosts = new Map<number, FarmHost>();
   const standins = new Map<number, Standin>();
-  /** Stand-in pids that are daemons. */
-  const daemons = new Set<number>();
   const connections = new Map<string, Promise<NativeConnection>>();
   const connect = (address: string) => {
     let c = connections.get(address);
@@ -178,19 +165,34 @@ export async function startHostFarm(opts: {
     return undefined;
   }
 
-  /** Starts the simulation a stand-in process stands for; its output and exit code go to `res`. */
-  function startStandin(req: StandinRequest, res: http.ServerResponse): Standin | string {
+  /**
+   * Starts the simulation a stand-in process stands for; its output and exit code go to `res`.
+   * Returns why it cannot, or null.
+   */
+  function startStandin(req: StandinRequest, res: http.ServerResponse): string | null {
     const send = (line: string) => {
       if (!res.writableEnded) res.write(`${line}\n`);
     };
+    // Whichever comes first (an exit we send, a stop request, the stand-in's connection closing) ends it.
+    const end = () => {
+      if (standins.get(req.pid) === standin) stopStandin(req.pid);
+    };
     const standin: Standin = {
       pid: req.pid,
+      kind: req.kind,
       hostId: null,
       stop: () => undefined,
       exit(code) {
         send(`exit ${code}`);
         res.end();
+        end();
       },
+    };
+    const register = () => {
+      standins.set(req.pid, standin);
+      // The stand-in's process ended (stopped, killed or crashed): so does its simulation.
+      res.on('close', end);
+      return null;
     };
     if (req.kind === 'paramfetch') {
       standin.stop = simulateParamfetch({
@@ -199,13 +201,9 @@ export async function startHostFarm(opts: {
         fault: req.fault,
         out: (l) => send(`out ${l}`),
         err: (l) => send(`err ${l}`),
-        exit: (code) => {
-          standins.delete(req.pid);
-          standin.exit(code);
-        },
+        exit: (code) => standin.exit(code),
       });
-      standins.set(req.pid, standin);
-      return standin;
+      return register();
     }
     const h = hostOf(req.kind === 'daemon' ? req.ref : path.join(req.ref, 'x'));
     if (!h) return `no farm host owns ${req.ref}`;
@@ -217,7 +215,7 @@ export async function startHostFarm(opts: {
       // The worker stopped the previous daemon before starting this one; its connection may not have
       // closed yet, and a real process would already have closed its port.
       for (const [otherPid, other] of standins) {
-        if (other.hostId === h.instanceId && other !== standin && daemons.has(otherPid)) {
+        if (other.hostId === h.instanceId && other.kind === 'daemon') {
           standins.delete(otherPid);
           other.stop();
         }
@@ -239,9 +237,7 @@ export async function startHostFarm(opts: {
         log: line,
         die,
       });
-      daemons.add(req.pid);
       standin.stop = () => {
-        daemons.delete(req.pid);
         daemon?.close();
         log.end();
       };
@@ -262,8 +258,7 @@ export async function startHostFarm(opts: {
         log.end();
       };
     }
-    standins.set(req.pid, standin);
-    return standin;
+    return register();
   }
 
   function stopStandin(pid: number): void {
@@ -291,13 +286,9 @@ export async function startHostFarm(opts: {
         if (req.method === 'POST' && url.pathname === '/standins') {
           const sreq = parseStandinRequest(body);
           res.writeHead(200, { 'Content-Type': 'text/plain' });
-          const standin = startStandin(sreq, res);
-          if (typeof standin === 'string') return res.end(`err ${standin}\nexit 1\n`);
+          const refused = startStandin(sreq, res);
+          if (refused) return res.end(`err ${refused}\nexit 1\n`);
           res.flushHeaders();
-          // The stand-in's process ended (stopped, killed or crashed): so does its simulation.
-          res.on('close', () => {
-            if (standins.get(sreq.pid) === standin) stopStandin(sreq.pid);
-          });
           return;
         }
         const stop = /^\/standins\/(\d+)\/stop$/.exec(url.pathname);
