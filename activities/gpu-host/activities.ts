@@ -7,6 +7,7 @@ import { type C1Input, loadC1 } from './c1-input.js';
 import { CuzkClient } from './cuzk-client.js';
 import type { DaemonSupervisor } from './daemon.js';
 import { classifyDaemonError, diagnostics, failure } from './errors.js';
+import { startHeartbeatTicker } from './heartbeat-ticker.js';
 import { readTail } from './log-tail.js';
 import { runParamfetch } from './paramfetch.js';
 import type { ProductionRunner } from './production.js';
@@ -119,15 +120,13 @@ export function createGpuHostActivities(deps: GpuHostDeps) {
     async warmupProof(input: { step: string; proofDeadlineSec: number }): Promise<ProofTiming> {
       const ctx = Context.current();
       const started = Date.now();
-      const beat = () => ctx.heartbeat({ step: input.step, elapsedMs: Date.now() - started });
-      beat();
-      const ticker = setInterval(beat, 1000);
+      const stopTicker = startHeartbeatTicker(ctx, () => ({ step: input.step, elapsedMs: Date.now() - started }));
       try {
         return await proveOnce(requestId(input.step, 0), input.proofDeadlineSec, 0);
       } catch (err) {
         throw await classifyDaemonError(err, supervisor, input.step);
       } finally {
-        clearInterval(ticker);
+        stopTicker();
       }
     },
 
@@ -149,8 +148,7 @@ export function createGpuHostActivities(deps: GpuHostDeps) {
       let failed: unknown = null;
       let hopeless = false;
       const progress = () => ({ completed: timings.length, requested: input.count, elapsedMs: Date.now() - started });
-      ctx.heartbeat(progress());
-      const ticker = setInterval(() => ctx.heartbeat(progress()), 1000);
+      const stopTicker = startHeartbeatTicker(ctx, progress);
       const worker = async () => {
         while (next < input.count && failed === null && !hopeless && !ctx.cancellationSignal.aborted) {
           const index = next++;
@@ -200,7 +198,7 @@ export function createGpuHostActivities(deps: GpuHostDeps) {
         if (failed !== null) throw await classifyDaemonError(failed, supervisor, 'benchmark', progress());
         return { ...report(timings, input, Date.now() - started), stoppedEarly: false };
       } finally {
-        clearInterval(ticker);
+        stopTicker();
       }
     },
 
