@@ -4,6 +4,7 @@ import { type NativeConnection, Worker } from '@temporalio/worker';
 import { createGpuHostActivities } from '../activities/gpu-host/activities.js';
 import { DaemonSupervisor } from '../activities/gpu-host/daemon.js';
 import { ProductionRunner } from '../activities/gpu-host/production.js';
+import type { SpawnHostProcess } from '../activities/gpu-host/spawn.js';
 import type { GpuHostConfig } from './config.js';
 import { dataConverter } from './temporal-connection.js';
 
@@ -14,15 +15,21 @@ export interface GpuHost {
 }
 
 /** The worker of one rented machine: polls only its own queue and drives the local cuzk-daemon. */
-export async function createGpuHost(cfg: GpuHostConfig, connection: NativeConnection): Promise<GpuHost> {
+export async function createGpuHost(
+  cfg: GpuHostConfig,
+  connection: NativeConnection,
+  /** How the machine's processes are started (default: children of this process). */
+  spawn?: SpawnHostProcess,
+): Promise<GpuHost> {
   await mkdir(cfg.WORK_DIR, { recursive: true });
   const supervisor = new DaemonSupervisor({
     command: cfg.CUZK_DAEMON_CMD,
     listenAddress: cfg.CUZK_ADDRESS,
     workDir: cfg.WORK_DIR,
     paramCacheDir: cfg.PARAM_CACHE_DIR,
+    spawn,
   });
-  const production = new ProductionRunner(cfg.PRODUCTION_CMD, path.join(cfg.WORK_DIR, 'production.log'));
+  const production = new ProductionRunner(cfg.PRODUCTION_CMD, path.join(cfg.WORK_DIR, 'production.log'), spawn);
   const worker = await Worker.create({
     connection,
     namespace: cfg.TEMPORAL_NAMESPACE,
@@ -33,6 +40,7 @@ export async function createGpuHost(cfg: GpuHostConfig, connection: NativeConnec
       production,
       cuzkAddress: cfg.CUZK_ADDRESS,
       paramfetchCommand: cfg.PARAMFETCH_CMD,
+      spawn,
       c1Path: cfg.C1_PATH,
       minerId: cfg.MINER_ID,
       workDir: cfg.WORK_DIR,

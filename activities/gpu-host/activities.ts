@@ -11,12 +11,15 @@ import { startHeartbeatTicker } from './heartbeat-ticker.js';
 import { readTail } from './log-tail.js';
 import { runParamfetch } from './paramfetch.js';
 import type { ProductionRunner } from './production.js';
+import type { SpawnHostProcess } from './spawn.js';
 
 export interface GpuHostDeps {
   supervisor: DaemonSupervisor;
   production: ProductionRunner;
   cuzkAddress: string;
   paramfetchCommand: string[];
+  /** How paramfetch is started (default: a child of this process). */
+  spawn?: SpawnHostProcess;
   c1Path: string;
   minerId: number;
   workDir: string;
@@ -75,7 +78,7 @@ export function createGpuHostActivities(deps: GpuHostDeps) {
 
   return {
     async paramfetch(input: { stallSec: number }): Promise<{ elapsedMs: number }> {
-      const res = await runParamfetch(deps.paramfetchCommand, paramfetchLog, input.stallSec * 1000);
+      const res = await runParamfetch(deps.paramfetchCommand, paramfetchLog, input.stallSec * 1000, deps.spawn);
       return { elapsedMs: res.elapsedMs };
     },
 

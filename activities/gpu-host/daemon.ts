@@ -1,8 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { access, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { readTail } from './log-tail.js';
+import { type HostProcess, type SpawnHostProcess, spawnChild } from './spawn.js';
 
 export interface DaemonConfig {
   /** argv of the daemon; `--config <file>` is appended. */
@@ -10,6 +10,8 @@ export interface DaemonConfig {
   listenAddress: string;
   workDir: string;
   paramCacheDir: string;
+  /** How the daemon process is started (default: a child of this process). */
+  spawn?: SpawnHostProcess;
 }
 
 export interface DaemonExit {
@@ -24,7 +26,7 @@ export interface DaemonExit {
  * operator needs when it dies, so every failure report carries its tail.
  */
 export class DaemonSupervisor {
-  private child: ChildProcess | null = null;
+  private child: HostProcess | null = null;
   private exitInfo: DaemonExit | null = null;
   private stopping = false;
   private exited: Promise<void> = Promise.resolve();
@@ -64,18 +66,18 @@ export class DaemonSupervisor {
     );
     const [cmd, ...args] = this.cfg.command;
     if (!cmd) throw new Error('daemon command is empty');
-    const child = spawn(cmd, [...args, '--config', this.configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = (this.cfg.spawn ?? spawnChild)(cmd, [...args, '--config', this.configFile]);
     this.child = child;
     this.exitInfo = null;
     this.stopping = false;
-    child.stdout?.pipe(log, { end: false });
-    child.stderr?.pipe(log, { end: false });
+    child.stdout.pipe(log, { end: false });
+    child.stderr.pipe(log, { end: false });
     this.exited = new Promise((resolve) => {
       const done = (code: number | null, signal: NodeJS.Signals | null) => {
         this.exitInfo = { code, signal, requested: this.stopping };
         // Output can trail the exit event: stop piping first, so nothing writes to the ended log.
-        child.stdout?.unpipe(log);
-        child.stderr?.unpipe(log);
+        child.stdout.unpipe(log);
+        child.stderr.unpipe(log);
         log.end(`--- gpu-host: daemon exited code=${code} signal=${signal}\n`);
         resolve();
       };

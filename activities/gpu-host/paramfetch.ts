@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { Context } from '@temporalio/activity';
 import { boundTail, FailureType } from '../../workflows/failures.js';
 import { failure } from './errors.js';
 import { readTail } from './log-tail.js';
+import { type SpawnHostProcess, spawnChild } from './spawn.js';
 
 export interface ParamfetchResult {
   elapsedMs: number;
@@ -14,13 +14,18 @@ export interface ParamfetchResult {
  * Runs the parameter fetch command. Any output counts as progress; no output for `stallMs` means the
  * download is stuck, which the seeds saw as a silent hang.
  */
-export async function runParamfetch(command: string[], logFile: string, stallMs: number): Promise<ParamfetchResult> {
+export async function runParamfetch(
+  command: string[],
+  logFile: string,
+  stallMs: number,
+  spawn: SpawnHostProcess = spawnChild,
+): Promise<ParamfetchResult> {
   const [cmd, ...args] = command;
   if (!cmd) throw new Error('paramfetch command is empty');
   const ctx = Context.current();
   const started = Date.now();
   const log = createWriteStream(logFile, { flags: 'a' });
-  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(cmd, args);
   let outputBytes = 0;
   let lastLine = '';
   let lastProgress = Date.now();

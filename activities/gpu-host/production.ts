@@ -1,16 +1,17 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
+import { type HostProcess, type SpawnHostProcess, spawnChild } from './spawn.js';
 
 /**
  * The production prover that feeds cuzk-daemon once a host is promoted (Curio in production; the
  * simulated feeder in the demo). Started once, left running; its output goes to its own log.
  */
 export class ProductionRunner {
-  private child: ChildProcess | null = null;
+  private child: HostProcess | null = null;
 
   constructor(
     private readonly command: string[],
     private readonly logFile: string,
+    private readonly spawn: SpawnHostProcess = spawnChild,
   ) {}
 
   get running(): boolean {
@@ -22,13 +23,13 @@ export class ProductionRunner {
     const [cmd, ...args] = this.command;
     if (!cmd) throw new Error('production command is empty');
     const log = createWriteStream(this.logFile, { flags: 'a' });
-    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
-    child.stdout?.pipe(log, { end: false });
-    child.stderr?.pipe(log, { end: false });
+    const child = this.spawn(cmd, args, { ...process.env, ...env });
+    child.stdout.pipe(log, { end: false });
+    child.stderr.pipe(log, { end: false });
     child.once('exit', (code, signal) => {
       // Output can trail the exit event: stop piping first, so nothing writes to the ended log.
-      child.stdout?.unpipe(log);
-      child.stderr?.unpipe(log);
+      child.stdout.unpipe(log);
+      child.stderr.unpipe(log);
       log.end(`--- production prover exited code=${code} signal=${signal}\n`);
     });
     this.child = child;
