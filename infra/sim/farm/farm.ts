@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { NativeConnection } from '@temporalio/worker';
 import { z } from 'zod';
 import { GpuHostConfigSchema, loadConfig } from '../../../workers/config.js';
+import type { SpawnHostProcess } from '../../../activities/gpu-host/spawn.js';
 import { createGpuHost, type GpuHost } from '../../../workers/gpu-host-factory.js';
 import { runFeeder } from '../feeder.js';
 import { simulateParamfetch } from '../fetch-params.js';
@@ -90,6 +91,8 @@ export async function startHostFarm(opts: {
   port?: number;
   /** Seconds between a host's heartbeats; by default compressed with the time scale. */
   heartbeatThrottleSec?: number;
+  /** How hosts start their processes (default: children of the farm process). */
+  spawn?: SpawnHostProcess;
 }): Promise<HostFarm> {
   const { baseDir, scale } = opts;
   const throttleSec = opts.heartbeatThrottleSec ?? heartbeatThrottleSec(scale);
@@ -137,7 +140,7 @@ export async function startHostFarm(opts: {
       MINER_ID: '1000',
       HEARTBEAT_THROTTLE_SEC: String(throttleSec),
     });
-    const host = await createGpuHost(cfg, await connect(cfg.TEMPORAL_ADDRESS));
+    const host = await createGpuHost(cfg, await connect(cfg.TEMPORAL_ADDRESS), opts.spawn);
     const run = host.worker.run().catch((err: unknown) => {
       console.error(`host ${instanceId}: worker stopped: ${err instanceof Error ? err.message : String(err)}`);
     });
