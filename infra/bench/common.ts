@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import type pg from 'pg';
 import type { SimStack } from '../../workers/sim-stack.js';
 
@@ -71,6 +71,27 @@ export function processCpuSec(pid: number | null): number | null {
   } catch {
     return null;
   }
+}
+
+/** Live child processes of `pid`, from /proc (each thread lists the children it started). */
+function childPids(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
+      readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean).map(Number),
+    );
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * CPU seconds of a process and everything under it, live or reaped: the host farm's stand-ins are
+ * children of its spawner process, which lives as long as the farm and is never reaped during a run.
+ */
+export function processTreeCpuSec(pid: number | null): number | null {
+  const own = processCpuSec(pid);
+  if (pid === null || own === null) return own;
+  return childPids(pid).reduce((s, c) => s + (processTreeCpuSec(c) ?? 0), own);
 }
 
 /** Resident set size of another process in MiB, from /proc. */

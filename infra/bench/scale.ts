@@ -10,6 +10,7 @@ import {
   log,
   pct,
   processCpuSec,
+  processTreeCpuSec,
   processRssMiB,
   releaseAll,
   round,
@@ -151,7 +152,7 @@ export async function scaleBench(o: ScaleOptions) {
   const farmPids = farms.map((f) => f.child.pid ?? null);
   const sum = (xs: Array<number | null>) =>
     xs.some((x) => x === null) ? null : xs.reduce<number>((a, x) => a + x!, 0);
-  const farmCpu = () => sum(farmPids.map(processCpuSec));
+  const farmCpu = () => sum(farmPids.map(processTreeCpuSec));
   const farmRss = () => sum(farmPids.map(processRssMiB));
   const stack = await startSimStack(offers, { headless: true }, log, {
     bootHost: farmBooter(farms.map((f) => f.url)),
