@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -125,11 +125,8 @@ async function main() {
   mkdirSync(path.join(ROOT, 'bench-results'), { recursive: true });
   // A scale-only run names its sizes, so runs of different sizes on one day do not overwrite each other.
   const part = opt.money && opt.scale ? '' : opt.money ? '-money' : `-scale-n${opt.ns.join('-')}`;
-  const file = path.join(
-    ROOT,
-    'bench-results',
-    `${opt.smoke ? 'smoke' : 'full'}-${result.date.slice(0, 10)}${part}.json`,
-  );
+  const base = path.join(ROOT, 'bench-results', `${opt.smoke ? 'smoke' : 'full'}-${result.date.slice(0, 10)}${part}`);
+  const file = opt.smoke ? `${base}.json` : unusedName(base);
   writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
   if (money) {
     console.log('\nMoney (real-time-equivalent minutes and dollars of GPU time, per host):');
@@ -167,6 +164,12 @@ async function main() {
     (money !== null && (money.wronglyKilledHealthy.length > 0 || money.undecided > 0 || money.leftRunning > 0)) ||
     scale.some((r) => r.decided < r.n || r.instancesLeftRunning > 0 || r.rentedTwice > 0 || r.wrongVerdicts.length > 0);
   if (bad) process.exitCode = 1;
+}
+
+/** A full run never overwrites a result kept from an earlier one: it takes the next free `-2`, `-3`, … name. */
+function unusedName(base: string): string {
+  if (!existsSync(`${base}.json`)) return `${base}.json`;
+  for (let k = 2; ; k++) if (!existsSync(`${base}-${k}.json`)) return `${base}-${k}.json`;
 }
 
 main().catch((err: unknown) => {
