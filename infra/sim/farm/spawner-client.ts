@@ -75,8 +75,13 @@ export function startSpawner(): Spawner {
   const request = (r: SpawnerRequest) => {
     if (gone) return;
     if (waiting) waiting.push(r);
-    else helper.send(r);
+    else send(r);
   };
+  // A send can race the spawner's exit; the exit handler then reports every live process.
+  const send = (r: SpawnerRequest) => {
+    if (helper.connected) helper.send(r, () => undefined);
+  };
+  helper.on('error', (err) => console.error(`host farm: spawner: ${err.message}`));
   helper.on('message', (raw) => {
     const parsed = SpawnerEventSchema.safeParse(raw);
     if (!parsed.success) {
@@ -87,7 +92,7 @@ export function startSpawner(): Spawner {
     if (e.t === 'ready') {
       const queued = waiting ?? [];
       waiting = null;
-      for (const r of queued) helper.send(r);
+      for (const r of queued) send(r);
       return;
     }
     live.get(e.id)?.deliver(e);
