@@ -4,7 +4,7 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { HostProcess, SpawnHostProcess } from '../../../activities/gpu-host/spawn.js';
-import { type SpawnerEvent, SpawnerEventSchema, type SpawnerRequest } from './spawner-protocol.js';
+import { type ProcessEvent, SpawnerEventSchema, type SpawnerRequest } from './spawner-protocol.js';
 
 const SPAWNER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'spawner.ts');
 
@@ -12,7 +12,6 @@ const SPAWNER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'spawner
 class SpawnedProcess extends EventEmitter implements HostProcess {
   readonly stdout = new PassThrough();
   readonly stderr = new PassThrough();
-  pid: number | undefined;
   exitCode: number | null = null;
   signalCode: NodeJS.Signals | null = null;
 
@@ -29,12 +28,8 @@ class SpawnedProcess extends EventEmitter implements HostProcess {
     return true;
   }
 
-  deliver(e: SpawnerEvent): void {
+  deliver(e: ProcessEvent): void {
     switch (e.t) {
-      case 'spawn':
-        this.pid = e.pid;
-        this.emit('spawn');
-        break;
       case 'data':
         (e.fd === 1 ? this.stdout : this.stderr).write(Buffer.from(e.data, 'base64'));
         break;
@@ -45,8 +40,6 @@ class SpawnedProcess extends EventEmitter implements HostProcess {
         this.exitCode = e.code;
         this.signalCode = e.signal;
         this.emit('exit', e.code, e.signal);
-        break;
-      case 'ready':
         break;
       case 'close':
         this.stdout.end();

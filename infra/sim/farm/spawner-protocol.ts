@@ -21,7 +21,6 @@ export type SpawnerRequest = z.infer<typeof SpawnerRequestSchema>;
 export const SpawnerEventSchema = z.discriminatedUnion('t', [
   /** The spawner listens; requests sent before this could be lost. */
   z.object({ t: z.literal('ready') }),
-  z.object({ t: z.literal('spawn'), id: Id, pid: z.number().int().positive() }),
   /** Output, base64 (a process may write any bytes). */
   z.object({ t: z.literal('data'), id: Id, fd: z.union([z.literal(1), z.literal(2)]), data: z.string() }),
   z.object({ t: z.literal('error'), id: Id, message: z.string(), code: z.string().optional() }),
@@ -29,3 +28,5 @@ export const SpawnerEventSchema = z.discriminatedUnion('t', [
   z.object({ t: z.literal('close'), id: Id }),
 ]);
 export type SpawnerEvent = z.infer<typeof SpawnerEventSchema>;
+/** The events about one process. */
+export type ProcessEvent = Exclude<SpawnerEvent, { t: 'ready' }>;

@@ -24,9 +24,6 @@ process.on('message', (raw) => {
   const { id } = req;
   const child = spawn(req.cmd, req.args, { stdio: ['ignore', 'pipe', 'pipe'], env: req.env ?? process.env });
   children.set(id, child);
-  child.once('spawn', () => {
-    if (child.pid !== undefined) send({ t: 'spawn', id, pid: child.pid });
-  });
   child.stdout.on('data', (b: Buffer) => send({ t: 'data', id, fd: 1, data: b.toString('base64') }));
   child.stderr.on('data', (b: Buffer) => send({ t: 'data', id, fd: 2, data: b.toString('base64') }));
   child.once('error', (err: NodeJS.ErrnoException) =>
