@@ -32,6 +32,13 @@ export class ProductionRunner {
       child.stderr.unpipe(log);
       log.end(`--- production prover exited code=${code} signal=${signal}\n`);
     });
+    // A command that cannot start (missing binary) must not crash the worker with an unhandled 'error'.
+    child.once('error', (err) => {
+      child.stdout.unpipe(log);
+      child.stderr.unpipe(log);
+      log.end(`--- production prover failed to start: ${err.message}\n`);
+      if (this.child === child) this.child = null;
+    });
     this.child = child;
     return true;
   }
