@@ -58,7 +58,15 @@ export const SimOfferSchema = z.looseObject({
   num_gpus: z.number().int().positive(),
   gpu_ram: z.number(),
   cpu_ram: z.number(),
+  /** $/h as a search for Vast's default 8 GiB of storage shows it (compute plus 8 GiB of storage). */
   dph_total: z.number(),
+  /** $/h for compute alone; derived from dph_total and storage_cost when absent. */
+  dph_base: z.number().nonnegative().optional(),
+  /**
+   * $/GB/month of disk. Every real offer has one; 0.1 is a typical community host's, and some hosts
+   * charge ten times that, which can make a cheap-looking offer the dearest one at our 200 GB.
+   */
+  storage_cost: z.number().nonnegative().default(0.1),
   sim: z
     .object({
       host: HostScenarioSchema.default(HostScenarioSchema.parse({})),

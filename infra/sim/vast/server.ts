@@ -4,6 +4,7 @@ import path from 'node:path';
 import { mkdtempSync } from 'node:fs';
 import { type SimOffer, scaledMs, timeScale } from '../scenario.js';
 import { type BootedHost, bootHost, type HostBooter } from './host-boot.js';
+import { DEFAULT_ALLOCATED_STORAGE_GB, offerPriceFields, simBilledDph, simDphBase } from './pricing.js';
 import { matchesQuery, QueryError, sortOffers } from './query.js';
 
 interface SimInstance {
@@ -16,6 +17,8 @@ interface SimInstance {
   intended_status: string;
   status_msg: string;
   start_date: number;
+  /** GB of disk it was created with: storage bills on it. */
+  disk: number;
   destroyed: boolean;
   dph: number;
   /** Wall-clock ms: GPU time bills from running to destroy. */
@@ -102,9 +105,16 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
   let chaosRandom = chaos.seed === undefined ? Math.random : seeded(chaos.seed);
   const stats = { calls: 0, injected429: 0, injected5xx: 0, injectedTimeouts: 0, lostCreateAnswers: 0 };
 
-  const publicOffer = (o: SimOffer) => {
+  // Priced for the search's allocated_storage, as Vast does: the same offer is dearer for a bigger disk.
+  const publicOffer = (o: SimOffer, allocatedGb: number) => {
     const { sim: _sim, ...rest } = o;
-    return { ...rest, ask_contract_id: o.id, rentable: !taken.has(o.id), rented: taken.has(o.id) };
+    return {
+      ...rest,
+      ...offerPriceFields(o, allocatedGb),
+      ask_contract_id: o.id,
+      rentable: !taken.has(o.id),
+      rented: taken.has(o.id),
+    };
   };
 
   const publicInstance = (i: SimInstance) => ({
@@ -123,6 +133,9 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
     num_gpus: i.offer.num_gpus,
     gpu_ram: i.offer.gpu_ram,
     cpu_ram: i.offer.cpu_ram,
+    disk_space: i.disk,
+    dph_base: simDphBase(i.offer),
+    storage_cost: i.offer.storage_cost,
     dph_total: i.dph,
     start_date: i.start_date,
   });
@@ -234,7 +247,14 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
     if (method === 'POST' && p === '/api/v0/bundles/') {
       const q = (await readBody(req)) as Record<string, unknown>;
       const rentableOnly = !('rentable' in q);
-      let list = [...offers.values()].map(publicOffer).filter((o) => !rentableOnly || o.rentable);
+      const allocated = q.allocated_storage ?? DEFAULT_ALLOCATED_STORAGE_GB;
+      if (typeof allocated !== 'number' || !(allocated > 0))
+        return json(res, 400, {
+          success: false,
+          error: 'invalid_args',
+          msg: 'allocated_storage must be a number of GB',
+        });
+      let list = [...offers.values()].map((o) => publicOffer(o, allocated)).filter((o) => !rentableOnly || o.rentable);
       try {
         list = list.filter((o) => matchesQuery(o, q));
       } catch (err) {
@@ -277,8 +297,9 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
         intended_status: 'running',
         status_msg: '',
         start_date: Date.now() / 1000,
+        disk: body.disk as number,
         destroyed: false,
-        dph: offer.dph_total,
+        dph: simBilledDph(offer, body.disk as number),
         createdAt: Date.now(),
         runningAt: null,
         destroyedAt: null,
