@@ -120,7 +120,8 @@ async function main(): Promise<void> {
       gpu: `${r.offer.num_gpus}x ${r.offer.gpu_name}`,
       machine: r.offer.machine_id,
       'RAM GB': Math.round(r.offer.cpu_ram / 1024),
-      '$/h': r.offer.dph_total,
+      // Billed $/h (storage for the 200 GB disk included), as Vast reports it on the instance.
+      '$/h billed': stack.vast.ledger().find((i) => i.offerId === r.offer.id)?.dph.toFixed(3) ?? '',
       outcome: r.outcome,
       'failure type': r.type,
       'proofs/h': r.rate === null ? '' : Math.round(r.rate * scale * 10) / 10,

@@ -2,6 +2,7 @@ import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { StoreActivities } from '../activities/store/activities.js';
 import type { VastActivities } from '../activities/vast/activities.js';
 import { storeOptions, vastApiOptions } from './activity-options.js';
+import { DEFAULT_DISK_GB } from './policy/defaults.js';
 import { type RankedOffer, rankOffers } from './policy/offer-ranking.js';
 import { type OfferFilter, offerQuery } from './fleet-scaler.js';
 
@@ -29,13 +30,13 @@ export async function machineAdmin(a: MachineAction): Promise<{ changed: boolean
 }
 
 /** Current offers ranked with what benchmarks taught (the CLI's `offers`); bad machines are dropped. */
-export async function offerReport(input: { filter: OfferFilter; minRate: number }): Promise<{
+export async function offerReport(input: { filter: OfferFilter; minRate: number; diskGb?: number }): Promise<{
   known: RankedOffer[];
   explore: RankedOffer[];
   badMachines: number[];
 }> {
   const [offers, perf, bad] = await Promise.all([
-    vast.searchOffers(offerQuery(input.filter)),
+    vast.searchOffers(offerQuery(input.filter, input.diskGb ?? DEFAULT_DISK_GB)),
     store.perfHistory(),
     store.listBadMachines(),
   ]);

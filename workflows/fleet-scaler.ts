@@ -15,6 +15,7 @@ import { storeOptions, temporalVisibilityOptions, vastApiOptions } from './activ
 import { FailureType } from './failures.js';
 import { instanceLifecycle } from './instance-lifecycle.js';
 import { chooseOffers, type FleetTarget, rankOffers, type RankedOffer } from './policy/offer-ranking.js';
+import { DEFAULT_DISK_GB } from './policy/defaults.js';
 import { lifecycleWorkflowId } from './task-queues.js';
 import type { LifecycleRequest } from './types.js';
 
@@ -45,8 +46,12 @@ export interface FleetScalerResult {
   fleetDph: number;
 }
 
-/** Vast's offer query for the filter (RAM in MB). */
-export function offerQuery(f: OfferFilter): Record<string, unknown> {
+/**
+ * Vast's offer query for the filter (RAM in MB). `allocated_storage` is the disk each lifecycle rents
+ * (GiB): Vast prices `dph_total` for it, so the price filter, the ranking and the budget all see the
+ * price Vast will bill, storage included, not its 8 GiB default.
+ */
+export function offerQuery(f: OfferFilter, diskGb: number): Record<string, unknown> {
   return {
     gpu_name: { in: f.gpuModels },
     cpu_ram: { gte: f.minRamMb },
@@ -57,6 +62,7 @@ export function offerQuery(f: OfferFilter): Record<string, unknown> {
     order: [['dph_total', 'asc']],
     type: 'on-demand',
     limit: 64,
+    allocated_storage: diskGb,
   };
 }
 
@@ -71,7 +77,7 @@ export async function fleetScaler(input: FleetScalerInput): Promise<FleetScalerR
     temporal.runningLifecycleIds(),
     store.perfHistory(),
     store.listBadMachines(),
-    vast.searchOffers(offerQuery(input.filter)),
+    vast.searchOffers(offerQuery(input.filter, input.lifecycle?.diskGb ?? DEFAULT_DISK_GB)),
   ]);
   const runningSet = new Set(running);
   const promoted = rented

@@ -359,6 +359,7 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
   async function watchPromoted(inst: RentedInstance): Promise<never> {
     const w = input.watch;
     const floor = w.floorRate ?? Math.round(input.minRate * 0.8 * 100) / 100;
+    // The baseline is the price Vast bills this instance (storage for our disk included), read after renting.
     const maxDph = w.maxDph ?? Math.round(inst.offer.dphTotal * 1.2 * 1000) / 1000;
     let points = input.resume?.points ?? [];
     let lowSamples = input.resume?.lowSamples ?? 0;
@@ -383,11 +384,15 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
         });
       }
       if (state.dph > maxDph) {
-        throw kill(FailureType.PriceAboveBudget, `price rose to $${state.dph}/h, above the budget of $${maxDph}/h`, {
-          dph: state.dph,
-          maxDph,
-          rentedAt: inst.offer.dphTotal,
-        });
+        throw kill(
+          FailureType.PriceAboveBudget,
+          `price rose to $${state.dph}/h, above the budget of $${maxDph}/h (billed $${inst.offer.dphTotal}/h when rented)`,
+          {
+            dph: state.dph,
+            maxDph,
+            rentedAt: inst.offer.dphTotal,
+          },
+        );
       }
       // A counter that went backwards means the daemon restarted: start a new window.
       const lastPoint = points[points.length - 1];

@@ -97,7 +97,15 @@ export interface OfferFacts {
   gpuName: string;
   numGpus: number;
   cpuRamMb: number;
+  /**
+   * $/h this rental pays, storage for the disk we rent included. Before renting: Vast's search price
+   * with `allocated_storage` = our disk. Once rented: the `dph_total` Vast bills on the instance.
+   */
   dphTotal: number;
+  /** $/h the offer search quoted for our disk; kept beside the billed price as evidence. */
+  searchedDph?: number;
+  /** Vast's storage price in $/GB/month (storage $/h = GB × storage_cost / 720); null when Vast did not say. */
+  storageCost?: number | null;
 }
 
 export interface RentedInstance {

@@ -4,6 +4,7 @@ import { FailureType } from '../../workflows/failures.js';
 import type { OfferFacts, RentedInstance } from '../../workflows/types.js';
 import { type VastClient, VastHttpError } from './client.js';
 import { toVastFailure } from './errors.js';
+import { billedDph, expectedDph } from './pricing.js';
 import type { Instance, Offer } from './schemas.js';
 
 export interface VastActivityDeps {
@@ -30,7 +31,8 @@ export interface AwaitRunningInput {
 const NEVER_RUNNING_STATES = new Set(['exited', 'unknown', 'offline', 'stopped']);
 const ERROR_STATUS_MSG = /error|failed|failure|exception|traceback|oci runtime|permission denied/i;
 
-export function offerFacts(offer: Offer): OfferFacts {
+/** The offer as the workflow plans with it, priced for the `diskGb` we rent. */
+export function offerFacts(offer: Offer, diskGb: number): OfferFacts {
   // cpu_ram is the host's total; a fractional offer gets its share of cores, and RAM with them.
   const share =
     offer.cpu_cores && offer.cpu_cores_effective ? Math.min(1, offer.cpu_cores_effective / offer.cpu_cores) : 1;
@@ -41,8 +43,16 @@ export function offerFacts(offer: Offer): OfferFacts {
     gpuName: offer.gpu_name,
     numGpus: offer.num_gpus,
     cpuRamMb: Math.round(offer.cpu_ram * share),
-    dphTotal: offer.dph_total,
+    dphTotal: expectedDph(offer, diskGb),
+    searchedDph: offer.dph_total,
+    storageCost: offer.storage_cost ?? null,
   };
+}
+
+/** Vast's offer query takes the disk to price storage for as `allocated_storage` (GiB). */
+function allocatedStorage(query: Record<string, unknown>): number | null {
+  const v = query.allocated_storage;
+  return typeof v === 'number' && v > 0 ? v : null;
 }
 
 export function createVastActivities(deps: VastActivityDeps) {
@@ -59,18 +69,22 @@ export function createVastActivities(deps: VastActivityDeps) {
 
   return {
     /**
-     * Re-reads the offer, then rents it. Idempotent by label: a retry after a lost answer finds the
-     * instance it already created instead of renting a second one.
+     * Re-reads the offer priced for our disk, then rents it and reads the price Vast bills on the
+     * instance. Idempotent by label: a retry after a lost answer finds the instance it already created
+     * instead of renting a second one.
      */
     async rentOffer(input: RentOfferInput): Promise<RentedInstance> {
       const existing = await call(() => vast.listInstances({ label: { eq: input.label } }));
-      const offers = await call(() => vast.searchOffers({ id: { eq: input.offerId }, rentable: { eq: true } }), {
-        offerId: input.offerId,
-      });
+      const offers = await call(
+        () => vast.searchOffers({ id: { eq: input.offerId }, rentable: { eq: true }, allocated_storage: input.diskGb }),
+        { offerId: input.offerId },
+      );
       const offer = offers.find((o) => o.id === input.offerId);
       const mine = existing[0];
-      if (mine)
-        return { instanceId: mine.id, offer: offer ? offerFacts(offer) : factsFromInstance(input.offerId, mine) };
+      if (mine) {
+        const facts = offer ? offerFacts(offer, input.diskGb) : factsFromInstance(input.offerId, mine);
+        return { instanceId: mine.id, offer: { ...facts, dphTotal: billedDph(mine) ?? facts.dphTotal } };
+      }
       if (!offer) {
         throw ApplicationFailure.create({
           type: FailureType.OfferUnavailable,
@@ -86,7 +100,8 @@ export function createVastActivities(deps: VastActivityDeps) {
           label: input.label,
           env: { ...deps.hostEnv, HOST_TASK_QUEUE: input.hostTaskQueue, INSTANCE_LABEL: input.label },
         });
-        return { instanceId, offer: offerFacts(offer) };
+        const facts = offerFacts(offer, input.diskGb);
+        return { instanceId, offer: { ...facts, dphTotal: (await readBilledDph(instanceId)) ?? facts.dphTotal } };
       } catch (err) {
         // An error can still have created an instance: destroy it so nothing bills unowned.
         if (err instanceof VastHttpError && err.newContract !== undefined) {
@@ -98,8 +113,17 @@ export function createVastActivities(deps: VastActivityDeps) {
 
     /** Offer search in Vast's query format; only offers that parse are returned (bad rows are reported). */
     async searchOffers(query: Record<string, unknown>): Promise<OfferFacts[]> {
+      const diskGb = allocatedStorage(query);
+      if (diskGb === null) {
+        // Without it Vast prices 8 GiB of disk, and every ranking and budget would use a price we never pay.
+        throw ApplicationFailure.create({
+          type: FailureType.VastApiError,
+          message: 'offer search without allocated_storage: send the disk the lifecycle will rent (GiB)',
+          nonRetryable: true,
+        });
+      }
       const offers = await call(() => vast.searchOffers(query));
-      return offers.map(offerFacts);
+      return offers.map((o) => offerFacts(o, diskGb));
     },
 
     /** Every instance this fleet owns, found by its label prefix (the v1 list pages through all). */
@@ -167,6 +191,19 @@ export function createVastActivities(deps: VastActivityDeps) {
       return { alreadyGone };
     },
   };
+
+  /**
+   * The create answer can come before the read path sees the contract (SkyPilot retries only the read,
+   * 3 tries 1 s apart): a price we cannot read yet falls back to the offer's price for our disk.
+   */
+  async function readBilledDph(instanceId: number): Promise<number | null> {
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      const dph = billedDph(await vast.showInstance(instanceId).catch(() => null));
+      if (dph !== null) return dph;
+      if (attempt < 3) await sleep(1_000);
+    }
+    return null;
+  }
 }
 
 function neverRunning(instanceId: number, message: string, last: Instance | null): ApplicationFailure {
@@ -192,7 +229,8 @@ function factsFromInstance(offerId: number, inst: Instance): OfferFacts {
     gpuName: inst.gpu_name ?? 'unknown',
     numGpus: inst.num_gpus ?? 1,
     cpuRamMb: inst.cpu_ram ?? 0,
-    dphTotal: inst.dph_total ?? 0,
+    dphTotal: billedDph(inst) ?? 0,
+    storageCost: inst.storage_cost ?? null,
   };
 }
 

@@ -11,7 +11,12 @@ export const OfferSchema = z.looseObject({
   cpu_ram: z.number().nonnegative(),
   cpu_cores: z.number().nullable().optional(),
   cpu_cores_effective: z.number().nullable().optional(),
+  /** $/h with storage for the search's `allocated_storage` GiB included. */
   dph_total: z.number().nonnegative(),
+  /** $/h for compute (GPU, CPU, RAM) alone. */
+  dph_base: z.number().nonnegative().nullable().optional(),
+  /** $/GB/month for the disk rented. */
+  storage_cost: z.number().nonnegative().nullable().optional(),
   reliability2: z.number().min(0).max(1).optional(),
   cuda_max_good: z.number().optional(),
   rentable: z.boolean().optional(),
@@ -41,7 +46,11 @@ export const InstanceSchema = z.looseObject({
   gpu_name: z.string().optional(),
   num_gpus: z.number().int().optional(),
   cpu_ram: z.number().optional(),
-  dph_total: z.number().optional(),
+  /** $/h Vast bills this instance, storage for its disk included. */
+  dph_total: z.number().nullable().optional(),
+  dph_base: z.number().nullable().optional(),
+  storage_cost: z.number().nullable().optional(),
+  disk_space: z.number().nullable().optional(),
   start_date: z.number().nullable().optional(),
 });
 export type Instance = z.infer<typeof InstanceSchema>;

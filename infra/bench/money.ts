@@ -67,7 +67,8 @@ export async function moneyBench(catalogue: SimOffer[], timeScale: number) {
         verdict: v ? (v.failure_type ?? v.outcome) : 'undecided',
         promoted,
         hours,
-        dollars: hours * r.offer.dph_total,
+        // The price Vast bills the instance (storage for the rented disk included), not the search's.
+        dollars: hours * (inst?.dph ?? r.offer.dph_total),
       };
     });
     const leftRunning = await releaseAll(stack, runs.map(idOf), 120_000);

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { simBilledDph } from '../../infra/sim/vast/pricing.js';
 import { ensureScalerSchedule } from '../../workers/schedules.js';
 import type { FleetScalerInput } from '../../workflows/fleet-scaler.js';
 import { fleetScaler } from '../../workflows/index.js';
@@ -82,7 +83,7 @@ describe('fleetScaler', () => {
     expect(startedIds).not.toContain(offers.unknown2.id); // one exploration slot
     expect(startedIds.length).toBeLessThanOrEqual(3);
     const spent = startedIds
-      .map((id) => Object.values(offers).find((o) => o.id === id)!.dph_total)
+      .map((id) => simBilledDph(Object.values(offers).find((o) => o.id === id)!, 200))
       .reduce((a, b) => a + b, 0);
     expect(spent).toBeLessThanOrEqual(2.0);
     expect(env.sim.ledger().some((l) => l.offerId === offers.bad.id)).toBe(false);

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { simBilledDph } from '../../infra/sim/vast/pricing.js';
 import { instanceLifecycle } from '../../workflows/index.js';
 import { expectCleanedUp, expectKilled } from '../helpers/expect-kill.js';
 import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
@@ -58,7 +59,9 @@ describe('promoted instances keep being watched', () => {
       body: JSON.stringify({ dph: 0.9 }),
     });
     const k = await expectKilled(env, id, 'already-started', 'PriceAboveBudget');
-    expect(k.details).toMatchObject({ dph: 0.9, maxDph: 0.6, rentedAt: 0.5 });
+    expect(k.details).toMatchObject({ dph: 0.9, maxDph: 0.6 });
+    // The baseline is the billed price: storage for the 200 GB disk on top of the 8 GiB search price.
+    expect(k.details.rentedAt).toBeCloseTo(simBilledDph(repriced, 200), 6);
     expectCleanedUp(env, repriced.id);
     const row = await env.pool.query('SELECT outcome, failure_type FROM instances WHERE workflow_id = $1', [id]);
     expect(row.rows[0]).toMatchObject({ outcome: 'killed', failure_type: 'PriceAboveBudget' });

@@ -32,6 +32,9 @@ export const DEFAULT_WATCH: WatchPolicy = {
   samplesPerRun: 200,
 };
 
+/** GiB of disk a lifecycle rents (parameters ~100 GiB, PCE cache, work dir); Vast prices storage on it. */
+export const DEFAULT_DISK_GB = 200;
+
 export const DEFAULT_IMAGE = 'ghcr.io/gpu-fleet/gpu-host:latest';
 
 export function withDefaults(req: LifecycleRequest): LifecycleInput {
@@ -43,7 +46,7 @@ export function withDefaults(req: LifecycleRequest): LifecycleInput {
     minRate: req.minRate ?? 29,
     benchmarkProofs: req.benchmarkProofs ?? 12,
     image: req.image ?? DEFAULT_IMAGE,
-    diskGb: req.diskGb ?? 200,
+    diskGb: req.diskGb ?? DEFAULT_DISK_GB,
     transportErrorRestarts: req.transportErrorRestarts ?? 1,
     earlyStopAfterProofs: req.earlyStopAfterProofs ?? 3,
     timeouts: { ...DEFAULT_TIMEOUTS, ...req.timeouts },
@@ -53,6 +56,8 @@ export function withDefaults(req: LifecycleRequest): LifecycleInput {
   };
   if (!(input.watch.intervalSec > 0))
     throw new RangeError(`watch.intervalSec must be > 0, got ${input.watch.intervalSec}`);
+  // Vast's create rejects less than 8 GB, and storage is priced on this figure.
+  if (!(input.diskGb >= 8)) throw new RangeError(`diskGb must be >= 8 (GB), got ${input.diskGb}`);
   if (!(input.minRate >= 0)) throw new RangeError(`minRate must be >= 0, got ${input.minRate}`);
   if (!Number.isInteger(input.benchmarkProofs) || input.benchmarkProofs < 1) {
     throw new RangeError(`benchmarkProofs must be a positive integer, got ${input.benchmarkProofs}`);

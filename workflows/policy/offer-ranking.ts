@@ -5,7 +5,10 @@ export interface OfferCandidate {
   gpuName: string;
   numGpus: number;
   cpuRamMb: number;
+  /** $/h for the disk the lifecycle rents (the search sent it as allocated_storage): what Vast will bill. */
   dphTotal: number;
+  /** $/h as the search quoted it, kept for the operator beside the recomputed price. */
+  searchedDph?: number;
 }
 
 /** What past benchmarks taught: proofs/h per machine, and per GPU of each model. */
