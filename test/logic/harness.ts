@@ -1,0 +1,277 @@
+import { randomUUID } from 'node:crypto';
+import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { Context } from '@temporalio/activity';
+import {
+  bundleWorkflowCode,
+  DefaultLogger,
+  makeTelemetryFilterString,
+  NativeConnection,
+  Runtime,
+  Worker,
+} from '@temporalio/worker';
+import { inject } from 'vitest';
+import type { GpuHostActivities } from '../../activities/gpu-host/activities.js';
+import type { RentOfferInput } from '../../activities/vast/activities.js';
+import { WORKFLOWS_PATH } from '../../workers/control-worker-factory.js';
+import { instanceLifecycle } from '../../workflows/index.js';
+import type { BenchmarkReport, LifecycleRequest, LifecycleResult, OfferFacts } from '../../workflows/types.js';
+
+/**
+ * The lifecycle's decisions, tested in seconds: the real workflow code on the real (shared) Temporal
+ * dev server, with every activity a stub. Vast, store and visibility stubs run on a control queue of
+ * the test's own; the host's steps on the host queue the workflow names when it rents, so a test can
+ * make a host that never connects, answers late, fails a step or proves at any rate.
+ */
+
+// Expected kills are logged by the SDK at WARN; keep the output for real errors.
+Runtime.install({
+  logger: new DefaultLogger('ERROR'),
+  telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }), forward: {} } },
+});
+
+let bundle: Promise<{ code: string }> | null = null;
+const workflowBundle = () =>
+  (bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') }));
+
+export type HostStubs = { [K in keyof GpuHostActivities]?: GpuHostActivities[K] };
+
+export interface Scenario {
+  host?: HostStubs;
+  /** false: no worker ever polls the host's queue. */
+  hostConnects?: boolean;
+  offer?: Partial<OfferFacts>;
+  /** What `instanceState` answers on each watch sample (the default: running at the rented price). */
+  instanceState?: (sample: number) => { status: string | null; dph: number };
+  rent?: (input: RentOfferInput) => Promise<void>;
+}
+
+/** Every stub call, in order, for assertions on what the workflow asked for. */
+export interface Call {
+  name: string;
+  input: unknown;
+}
+
+export const OFFER: OfferFacts = {
+  offerId: 7,
+  machineId: 4242,
+  hostId: 99,
+  gpuName: 'RTX 4090',
+  numGpus: 2,
+  cpuRamMb: 257_024,
+  dphTotal: 0.5,
+};
+
+/** A benchmark report of `completed` proofs in `elapsedMs` (only these two make the rate). */
+export function report(completed: number, elapsedMs: number, over: Partial<BenchmarkReport> = {}): BenchmarkReport {
+  return {
+    requested: 12,
+    completed,
+    elapsedMs,
+    concurrency: 4,
+    timings: Array.from({ length: completed }, (_, index) => ({
+      index,
+      totalMs: 100_000,
+      synthesisMs: 40_000,
+      gpuComputeMs: 60_000,
+    })),
+    stoppedEarly: false,
+    ...over,
+  };
+}
+
+const healthyHost = (): Required<HostStubs> => {
+  let completed = 0;
+  return {
+    paramfetch: async () => ({ elapsedMs: 10 }),
+    inspectHost: async () => ({ pceCached: false }),
+    startDaemon: async () => ({ readyMs: 5, gpus: 2 }),
+    warmupProof: async () => ({ index: 0, totalMs: 90_000, synthesisMs: 40_000, gpuComputeMs: 50_000 }),
+    // 12 proofs in 10 minutes: 72 proofs/h, well above the default minimum of 29.
+    runBenchmark: async () => report(12, 600_000),
+    collectDiagnostics: async () => ({ daemonLogTail: 'daemon log tail', paramfetchTail: '' }),
+    stopDaemon: async () => undefined,
+    startProduction: async () => ({ started: true }),
+    // The real daemon's counters grow with real time; here 60 proofs per compressed "hour" of samples.
+    sampleDaemon: async () => ({ completed: (completed += 5), failed: 0, uptimeSec: 60, at: Date.now() }),
+  };
+};
+
+/** Short real timeouts, so a silent host or a fired timer is seen within seconds. */
+export const FAST_TIMEOUTS = {
+  waitRunningSec: 5,
+  hostConnectSec: 3,
+  paramfetchSec: 10,
+  paramfetchStallSec: 2,
+  daemonReadySec: 4,
+  proofDeadlineSec: 4,
+  benchmarkSec: 4,
+  heartbeatSec: 2,
+};
+
+export interface LogicEnv {
+  client: Client;
+  calls: Call[];
+  count(name: string): number;
+  /** Starts a lifecycle under `scenario`; `over` is merged into a fast request. */
+  start(scenario: Scenario, over?: Partial<LifecycleRequest>): Promise<Run>;
+  close(): Promise<void>;
+}
+
+export interface Run {
+  workflowId: string;
+  firstRunId: string;
+  calls: Call[];
+  count(name: string): number;
+  result(): Promise<LifecycleResult>;
+  /** The lifecycle's failure, or an error if it did not fail. */
+  failure(): Promise<ApplicationFailure>;
+}
+
+export async function startLogicEnv(): Promise<LogicEnv> {
+  const address = inject('temporalAddress');
+  const connection = await NativeConnection.connect({ address });
+  const clientConnection = await Connection.connect({ address });
+  const client = new Client({ connection: clientConnection });
+  const all: Call[] = [];
+  const byWorkflow = new Map<
+    string,
+    { scenario: Scenario; calls: Call[]; samples: number; hostWorker?: Worker; run?: Promise<void> }
+  >();
+  const controlQueue = `logic-control-${randomUUID()}`;
+
+  const current = () => {
+    const wfId = Context.current().info.workflowExecution?.workflowId ?? '';
+    const entry = byWorkflow.get(wfId);
+    if (!entry) throw new Error(`no scenario for ${wfId}`);
+    return entry;
+  };
+  const record = (name: string, input: unknown) => {
+    const call = { name, input };
+    all.push(call);
+    current().calls.push(call);
+  };
+
+  async function startHost(wfId: string, taskQueue: string): Promise<void> {
+    const entry = byWorkflow.get(wfId)!;
+    const stubs = { ...healthyHost(), ...entry.scenario.host };
+    const activities = Object.fromEntries(
+      Object.entries(stubs).map(([name, fn]) => [
+        name,
+        async (...args: unknown[]) => {
+          const call = { name, input: args[0] };
+          all.push(call);
+          entry.calls.push(call);
+          return (fn as (...a: unknown[]) => Promise<unknown>)(...args);
+        },
+      ]),
+    );
+    const w = await Worker.create({ connection, taskQueue, activities });
+    entry.hostWorker = w;
+    entry.run = w.run();
+  }
+
+  const offerOf = (wfId: string): OfferFacts => ({ ...OFFER, ...byWorkflow.get(wfId)?.scenario.offer });
+  const control = await Worker.create({
+    connection,
+    taskQueue: controlQueue,
+    workflowBundle: await workflowBundle(),
+    activities: {
+      async rentOffer(input: RentOfferInput) {
+        record('rentOffer', input);
+        const { scenario } = current();
+        await scenario.rent?.(input);
+        const wfId = Context.current().info.workflowExecution?.workflowId ?? '';
+        if (scenario.hostConnects !== false && !byWorkflow.get(wfId)?.hostWorker)
+          await startHost(wfId, input.hostTaskQueue);
+        return { instanceId: 900_000 + (input.offerId % 1000), offer: offerOf(wfId) };
+      },
+      async awaitRunning(input: unknown) {
+        record('awaitRunning', input);
+        return { status: 'running' };
+      },
+      async instanceState(instanceId: number) {
+        record('instanceState', instanceId);
+        const wfId = Context.current().info.workflowExecution?.workflowId ?? '';
+        const entry = current();
+        return entry.scenario.instanceState?.(entry.samples++) ?? { status: 'running', dph: offerOf(wfId).dphTotal };
+      },
+      async destroyInstance(instanceId: number) {
+        record('destroyInstance', instanceId);
+        return { alreadyGone: false };
+      },
+      async recordInstance(input: unknown) {
+        record('recordInstance', input);
+      },
+      async recordEvent(input: unknown) {
+        record('recordEvent', input);
+      },
+      async recordBenchmark(input: unknown) {
+        record('recordBenchmark', input);
+      },
+      async recordOutcome(input: unknown) {
+        record('recordOutcome', input);
+        return { markedBad: false };
+      },
+      async saveLogTail(input: unknown) {
+        record('saveLogTail', input);
+      },
+    },
+  });
+  const controlRun = control.run();
+
+  const counter = (calls: Call[]) => (name: string) => calls.filter((c) => c.name === name).length;
+
+  return {
+    client,
+    calls: all,
+    count: counter(all),
+    async start(scenario, over = {}) {
+      const workflowId = `logic-${randomUUID()}`;
+      const entry = { scenario, calls: [] as Call[], samples: 0 };
+      byWorkflow.set(workflowId, entry);
+      const handle = await client.workflow.start(instanceLifecycle, {
+        taskQueue: controlQueue,
+        workflowId,
+        args: [
+          {
+            offerId: OFFER.offerId,
+            benchmarkProofs: 12,
+            ...over,
+            timeouts: { ...FAST_TIMEOUTS, ...over.timeouts },
+          },
+        ],
+        workflowExecutionTimeout: '2 minutes',
+      });
+      return {
+        workflowId,
+        firstRunId: handle.firstExecutionRunId,
+        calls: entry.calls,
+        count: counter(entry.calls),
+        result: () => handle.result(),
+        async failure() {
+          const err = await handle.result().then(
+            (r) => new Error(`expected a failure, the lifecycle ended ${r.outcome}`),
+            (e: unknown) => e,
+          );
+          if (!(err instanceof WorkflowFailedError)) throw err;
+          if (!(err.cause instanceof ApplicationFailure)) throw err;
+          return err.cause;
+        },
+      };
+    },
+    async close() {
+      for (const e of byWorkflow.values()) e.hostWorker?.shutdown();
+      await Promise.all([...byWorkflow.values()].map((e) => e.run));
+      control.shutdown();
+      await controlRun;
+      await clientConnection.close();
+      await connection.close();
+    },
+  };
+}
+
+/** A host-side failure of the given type, as the real GPU-host activities throw it. */
+export function hostFailure(type: string, message = `${type} (stub)`): ApplicationFailure {
+  return ApplicationFailure.create({ type, message, nonRetryable: true, details: [{ diagnostics: {} }] });
+}

@@ -1,0 +1,230 @@
+import { Context, sleep } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lifecycleStatusQuery, promoteOverrideSignal } from '../../workflows/definitions.js';
+import { FailureType } from '../../workflows/failures.js';
+import { hostFailure, type LogicEnv, report, type Run, startLogicEnv } from './harness.js';
+
+let env: LogicEnv;
+beforeAll(async () => {
+  env = await startLogicEnv();
+});
+afterAll(async () => env?.close());
+
+async function until(what: string, cond: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const stage = async (run: Run) =>
+  (await env.client.workflow.getHandle(run.workflowId).query(lifecycleStatusQuery)).stage;
+
+/** A promoted lifecycle watches for ever: cancel it, and check the cleanup destroyed it once. */
+async function cancelPromoted(run: Run): Promise<void> {
+  await until('promotion', async () => (await stage(run)) === 'promoted');
+  await env.client.workflow.getHandle(run.workflowId).cancel();
+  await run.result().catch(() => undefined);
+  expect(run.count('destroyInstance')).toBe(1);
+}
+
+const outcome = (run: Run) =>
+  run.calls.filter((c) => c.name === 'recordOutcome').map((c) => c.input as Record<string, unknown>);
+
+describe('the lifecycle decides, with every activity a stub', () => {
+  it('promotes a healthy host, starts production once, and keeps watching across continue-as-new', async () => {
+    const run = await env.start({}, { watch: { intervalSec: 0.2, samplesPerRun: 3 } });
+    await until(
+      'a second run',
+      async () => (await env.client.workflow.getHandle(run.workflowId).describe()).runId !== run.firstRunId,
+    );
+    expect(outcome(run)[0]).toMatchObject({ outcome: 'promoted', failureType: null, destroyed: false });
+    expect(run.count('startProduction')).toBe(1);
+    expect(run.count('sampleDaemon')).toBeGreaterThanOrEqual(3);
+    await cancelPromoted(run);
+    expect(outcome(run)[1]).toMatchObject({ outcome: 'killed', failureType: FailureType.CancelledByOperator });
+  });
+
+  it.each([
+    ['paramfetch', FailureType.ParamfetchFailed, 'paramfetch'],
+    ['startDaemon', FailureType.DaemonOOM, 'warmup'],
+    ['warmupProof', FailureType.ProofFailed, 'warmup'],
+    ['runBenchmark', FailureType.DaemonCrashed, 'benchmark'],
+  ] as const)(
+    'a host failure in %s ends the lifecycle as %s, destroys the instance and records it',
+    async (step, type, during) => {
+      const run = await env.start({ host: { [step]: () => Promise.reject(hostFailure(type)) } });
+      const f = await run.failure();
+      expect(f.type).toBe(type);
+      expect(f.message).toContain(`(during ${during})`);
+      expect(run.count('destroyInstance')).toBe(1);
+      expect(outcome(run)).toEqual([
+        expect.objectContaining({ outcome: 'killed', failureType: type, destroyed: true }),
+      ]);
+    },
+  );
+
+  it('answers a dropped stream in warmup with one daemon restart, and fails the second', async () => {
+    let drops = 1;
+    const cured = await env.start({
+      host: {
+        warmupProof: async () => {
+          if (drops-- > 0) throw hostFailure(FailureType.DaemonTransportError);
+          return { index: 0, totalMs: 1, synthesisMs: 1, gpuComputeMs: 1 };
+        },
+      },
+    });
+    await cancelPromoted(cured);
+    // warmup start, the remedy's restart, the restart with full partition workers.
+    expect(cured.count('startDaemon')).toBe(3);
+    expect(cured.calls.some((c) => JSON.stringify(c.input ?? null).includes('restarting daemon once'))).toBe(true);
+
+    const failed = await env.start({
+      host: { warmupProof: () => Promise.reject(hostFailure(FailureType.DaemonTransportError)) },
+    });
+    expect((await failed.failure()).type).toBe(FailureType.DaemonTransportError);
+    expect(failed.count('warmupProof')).toBe(2);
+  });
+
+  it('tells a host that never connects from one that goes silent mid-step', async () => {
+    const never = await env.start({ hostConnects: false });
+    const silent = await env.start({
+      host: {
+        warmupProof: async () => {
+          Context.current().heartbeat({ step: 'warmup' });
+          await new Promise((r) => setTimeout(r, 6_000));
+          return { index: 0, totalMs: 1, synthesisMs: 1, gpuComputeMs: 1 };
+        },
+      },
+    });
+    const n = await never.failure();
+    expect(n.type).toBe(FailureType.HostNeverConnected);
+    expect(never.count('destroyInstance')).toBe(1);
+    const s = await silent.failure();
+    expect(s.type).toBe(FailureType.HostLost);
+    expect(s.message).toMatch(/went silent \(HEARTBEAT timeout\)/);
+  });
+
+  it('runs a step once more when it was handed out but never started and the host answers a probe', async () => {
+    let first = true;
+    const run = await env.start({
+      host: {
+        warmupProof: async () => {
+          // The first dispatch never starts: no heartbeat until long after the heartbeat timeout.
+          if (first) {
+            first = false;
+            await new Promise((r) => setTimeout(r, 3_000));
+          }
+          return { index: 0, totalMs: 1, synthesisMs: 1, gpuComputeMs: 1 };
+        },
+      },
+    });
+    await cancelPromoted(run);
+    expect(run.count('inspectHost')).toBe(2); // the PCE check and the probe
+    expect(run.calls.some((c) => JSON.stringify(c.input ?? null).includes('never started'))).toBe(true);
+  });
+
+  it('declares the host lost when a step was never started and the probe gets no answer either', async () => {
+    let probes = 0;
+    const run = await env.start({
+      host: {
+        inspectHost: async () => {
+          if (probes++ === 0) return { pceCached: false };
+          await new Promise((r) => setTimeout(r, 4_000));
+          return { pceCached: false };
+        },
+        warmupProof: async () => {
+          await new Promise((r) => setTimeout(r, 3_000));
+          return { index: 0, totalMs: 1, synthesisMs: 1, gpuComputeMs: 1 };
+        },
+      },
+    });
+    const f = await run.failure();
+    expect(f.type).toBe(FailureType.HostLost);
+    expect(run.count('warmupProof')).toBe(1);
+  });
+
+  it('stops the batch when the benchmark timer fires and keeps its partial report as evidence', async () => {
+    const run = await env.start({
+      host: {
+        runBenchmark: async (input) => {
+          const ctx = Context.current();
+          const started = Date.now();
+          while (!ctx.cancellationSignal.aborted) {
+            ctx.heartbeat({ completed: 2 });
+            await sleep(200).catch(() => undefined);
+          }
+          return report(2, Date.now() - started, { requested: input.count, stoppedEarly: true });
+        },
+      },
+    });
+    const f = await run.failure();
+    expect(f.type).toBe(FailureType.BenchmarkTimeout);
+    expect(f.details?.[0]).toMatchObject({ completed: 2, requested: 12 });
+    expect(run.count('recordBenchmark')).toBe(1);
+  });
+
+  it('kills a host under minRate, after the full batch or when the host stopped early', async () => {
+    const slow = await env.start({ host: { runBenchmark: async () => report(12, 3_600_000) } });
+    const early = await env.start({
+      host: { runBenchmark: async () => report(4, 900_000, { earlyStopped: true }) },
+    });
+    const s = await slow.failure();
+    expect(s.type).toBe(FailureType.BenchRateBelowMin);
+    expect(s.details?.[0]).toMatchObject({ rate: 12, minRate: 29 });
+    const e = await early.failure();
+    expect(e.type).toBe(FailureType.BenchRateBelowMin);
+    expect(e.details?.[0]).toMatchObject({ earlyStop: true, minRate: 29 });
+  });
+
+  it('promotes on an operator override that arrives during an early-stopped batch, restarting the daemon first', async () => {
+    let released = false;
+    const run = await env.start({
+      host: {
+        runBenchmark: async () => {
+          while (!released) await new Promise((r) => setTimeout(r, 50));
+          return report(4, 900_000, { earlyStopped: true });
+        },
+      },
+    });
+    await until('the batch', () => run.count('runBenchmark') === 1);
+    await env.client.workflow
+      .getHandle(run.workflowId)
+      .signal(promoteOverrideSignal, { operator: 'ops', reason: 'known good machine' });
+    released = true;
+    await cancelPromoted(run);
+    // warmup, restart with full partition workers, and again after the early stop stopped the daemon.
+    expect(run.count('startDaemon')).toBe(3);
+    expect(String(outcome(run)[0]?.reason)).toContain('operator override by ops');
+  });
+
+  it.each([
+    ['PriceAboveBudget', { instanceState: () => ({ status: 'running', dph: 0.9 }) }],
+    ['HostLost', { instanceState: () => ({ status: 'offline', dph: 0.5 }) }],
+    [
+      'RateDegraded',
+      { host: { sampleDaemon: async () => ({ completed: 1, failed: 0, uptimeSec: 1, at: Date.now() }) } },
+    ],
+  ] as const)('the watch kills a promoted host: %s', async (type, scenario) => {
+    const run = await env.start(scenario, { watch: { intervalSec: 0.2, windowSamples: 2, degradedSamples: 2 } });
+    const f = await run.failure();
+    expect(f.type).toBe(type);
+    expect(f.message).toContain('(during promoted)');
+    expect(outcome(run).map((o) => o.outcome)).toEqual(['promoted', 'killed']);
+    expect(run.count('destroyInstance')).toBe(1);
+  });
+
+  it('records a taken offer without destroying anything', async () => {
+    const run = await env.start({
+      rent: () =>
+        Promise.reject(
+          ApplicationFailure.create({ type: FailureType.OfferUnavailable, message: 'taken', nonRetryable: true }),
+        ),
+    });
+    expect((await run.failure()).type).toBe(FailureType.OfferUnavailable);
+    expect(run.count('destroyInstance')).toBe(0);
+    expect(outcome(run)).toEqual([expect.objectContaining({ failureType: FailureType.OfferUnavailable })]);
+  });
+});
