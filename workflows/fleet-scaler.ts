@@ -2,6 +2,7 @@ import {
   ApplicationFailure,
   ChildWorkflowFailure,
   ParentClosePolicy,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   sleep,
@@ -14,6 +15,7 @@ import type { VastActivities } from '../activities/vast/activities.js';
 import { storeOptions, temporalVisibilityOptions, vastApiOptions } from './activity-options.js';
 import { FailureType } from './failures.js';
 import { instanceLifecycle } from './instance-lifecycle.js';
+import { fleetFigures } from './policy/fleet-figures.js';
 import { chooseOffers, type FleetTarget, rankOffers, type RankedOffer } from './policy/offer-ranking.js';
 import { DEFAULT_DISK_GB } from './policy/defaults.js';
 import { lifecycleWorkflowId } from './task-queues.js';
@@ -22,6 +24,8 @@ import type { LifecycleRequest } from './types.js';
 const vast = proxyActivities<VastActivities>(vastApiOptions);
 const temporal = proxyActivities<TemporalActivities>(temporalVisibilityOptions);
 const store = proxyLocalActivities<StoreActivities>(storeOptions);
+/** patched() id of counting the fleet per rental (README, "One identity per rental"). */
+export const RENTAL_FIGURES_PATCH = 'fleet-figures-per-rental';
 
 export interface OfferFilter {
   gpuModels: string[];
@@ -72,26 +76,18 @@ export function offerQuery(f: OfferFilter, diskGb: number): Record<string, unkno
  * run is a short workflow of its own (the schedule is the loop), so history stays small.
  */
 export async function fleetScaler(input: FleetScalerInput): Promise<FleetScalerResult> {
+  const perRental = patched(RENTAL_FIGURES_PATCH);
   const [rented, running, perf, bad, offers] = await Promise.all([
     store.rentedInstances(),
-    temporal.runningLifecycleIds(),
+    perRental
+      ? temporal.runningRentals()
+      : // Runs from before rental keys knew running lifecycles by workflow id alone (the key then).
+        temporal.runningLifecycleIds().then((ids) => ids.map((id) => ({ workflowId: id, rentalKeys: [id] }))),
     store.perfHistory(),
     store.listBadMachines(),
     vast.searchOffers(offerQuery(input.filter, input.lifecycle?.diskGb ?? DEFAULT_DISK_GB)),
   ]);
-  const runningSet = new Set(running);
-  const promoted = rented
-    .filter((r) => r.outcome === 'promoted')
-    .map((r) => ({ rate: r.benchRate ?? 0, dph: r.dphTotal ?? 0 }));
-  const inFlightRows = rented.filter((r) => r.outcome === null && runningSet.has(r.workflowId));
-  const known = new Set(inFlightRows.map((r) => r.workflowId));
-  const inFlight = [
-    ...inFlightRows.map((r) => ({ dph: r.dphTotal ?? 0, predictedRate: null })),
-    // Started so recently that it has no row yet: it still takes a benchmark slot.
-    ...running
-      .filter((id) => !known.has(id) && !rented.some((r) => r.workflowId === id))
-      .map(() => ({ dph: 0, predictedRate: null })),
-  ];
+  const { promoted, inFlight } = fleetFigures(rented, running);
   const busyOffers = new Set(rented.map((r) => r.offerId));
   let ranked = rankOffers(
     offers.filter((o) => !busyOffers.has(o.offerId)),
@@ -120,7 +116,9 @@ export async function fleetScaler(input: FleetScalerInput): Promise<FleetScalerR
     for (const o of chosen) {
       try {
         const child = await startChild(instanceLifecycle, {
+          // Names the offer: one open lifecycle per offer; a closed one's id starts a new rental.
           workflowId: lifecycleWorkflowId(o.offerId),
+          workflowIdReusePolicy: 'ALLOW_DUPLICATE',
           args: [{ ...input.lifecycle, offerId: o.offerId, minRate: input.minRate }],
           // The lifecycle outlives this scaler run.
           parentClosePolicy: ParentClosePolicy.ABANDON,

@@ -33,7 +33,7 @@ import { withDefaults } from './policy/defaults.js';
 import { gpuCeilingRate } from './policy/early-stop.js';
 import { expectedBatchMs, judgeRate, proofsPerHour } from './policy/rate.js';
 import { SA } from './search-attributes.js';
-import { hostTaskQueue, instanceLabel } from './task-queues.js';
+import { hostTaskQueue, instanceLabel, rentalKey } from './task-queues.js';
 import type {
   BenchmarkReport,
   LifecycleRequest,
@@ -50,6 +50,8 @@ export const WATCH_PROMOTED_PATCH = 'watch-promoted-instances';
 export const OVERRIDE_AFTER_EARLY_STOP_PATCH = 'restart-daemon-after-overridden-early-stop';
 /** patched() id of running a host step once more when the host never started it (its dispatch was lost). */
 export const REDELIVER_LOST_STEP_PATCH = 'redeliver-host-step-lost-before-start';
+/** patched() id of keying a lifecycle's records, label and host queue by its rental, not its workflow id. */
+export const RENTAL_KEY_PATCH = 'rental-key-from-first-run';
 const cleanupVast = proxyActivities<VastActivities>(destroyOptions);
 // Store writes are fast and local to the control worker: local activities keep them out of the event count.
 const store = proxyLocalActivities<StoreActivities>(storeOptions);
@@ -61,11 +63,17 @@ const store = proxyLocalActivities<StoreActivities>(storeOptions);
 export async function instanceLifecycle(request: LifecycleRequest): Promise<LifecycleResult> {
   const input = withDefaults(request);
   const t = input.timeouts;
-  const { workflowId } = workflowInfo();
-  const label = instanceLabel(workflowId);
+  const { workflowId, firstExecutionRunId } = workflowInfo();
+  // One rental, one key (README, "One identity per rental"); runs from before it keep the workflow id.
+  const rental =
+    input.resume?.rentalKey ??
+    (!input.resume && patched(RENTAL_KEY_PATCH) ? rentalKey(workflowId, firstExecutionRunId) : workflowId);
+  const ids = { rentalKey: rental, workflowId };
+  const label = instanceLabel(rental);
   const status: LifecycleStatus = {
     stage: 'provisioning',
     offerId: input.offerId,
+    rentalKey: rental,
     instanceId: null,
     gpuName: null,
     benchmark: null,
@@ -90,7 +98,7 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
     upsertSearchAttributes([{ key: SA.stage, value: stage }]);
     fleetMetrics.stageEntered(stage);
     await store.recordEvent({
-      workflowId,
+      ...ids,
       seq: ++seq,
       stage,
       message: `entered ${stage}`,
@@ -124,7 +132,7 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
         throw err;
       }
       await store.recordEvent({
-        workflowId,
+        ...ids,
         seq: ++seq,
         stage: status.stage,
         message: `${step} was handed to the host but never started; the host answers, so it runs once more`,
@@ -150,7 +158,7 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
       upsertSearchAttributes([{ key: SA.offerId, value: input.offerId }]);
       // The row exists before renting, so even a lifecycle that never gets an instance has its kill recorded.
       await store.recordInstance({
-        workflowId,
+        ...ids,
         offerId: input.offerId,
         instanceId: null,
         offer: null,
@@ -178,7 +186,7 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
         { key: SA.dollarsPerHour, value: offer.dphTotal },
       ]);
       await store.recordInstance({
-        workflowId,
+        ...ids,
         offerId: input.offerId,
         instanceId: rented.instanceId,
         offer,
@@ -216,7 +224,7 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
             if (failureTypeOf(err) !== FailureType.DaemonTransportError || restartsLeft <= 0) throw err;
             restartsLeft--;
             await store.recordEvent({
-              workflowId,
+              ...ids,
               seq: ++seq,
               stage: step,
               message: 'transport error: restarting daemon once',
@@ -269,7 +277,7 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
       status.rate = rate;
       upsertSearchAttributes([{ key: SA.benchRate, value: rate }]);
       fleetMetrics.benchRate(rate, offer.gpuName);
-      await store.recordBenchmark({ workflowId, offer, report, rate });
+      await store.recordBenchmark({ ...ids, offer, report, rate });
 
       await enter('evaluating');
       if (report.stoppedEarly) {
@@ -322,7 +330,7 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
       upsertSearchAttributes([{ key: SA.outcome, value: 'promoted' }]);
       fleetMetrics.outcome('promoted', '', offer.gpuName);
       await store.recordOutcome({
-        workflowId,
+        ...ids,
         outcome: 'promoted',
         failureType: null,
         reason: override.promote
@@ -370,7 +378,7 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
       if (samples >= w.samplesPerRun || workflowInfo().continueAsNewSuggested) {
         await continueAsNew<typeof instanceLifecycle>({
           ...request,
-          resume: { rented: inst, seq, benchRate: status.rate, points, lowSamples },
+          resume: { rentalKey: rental, rented: inst, seq, benchRate: status.rate, points, lowSamples },
         });
       }
       await sleep(w.intervalSec * 1000, { summary: 'watch interval' });
@@ -426,8 +434,8 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
     await enter('killing', undefined, { failureType: failure.type, message: failure.message });
     const diag =
       failure.diagnostics ?? (hostConnected && failure.type !== FailureType.HostLost ? await tryCollect() : undefined);
-    if (diag?.daemonLogTail) await store.saveLogTail({ workflowId, source: 'cuzk-daemon', text: diag.daemonLogTail });
-    if (diag?.outputTail) await store.saveLogTail({ workflowId, source: 'output', text: diag.outputTail });
+    if (diag?.daemonLogTail) await store.saveLogTail({ ...ids, source: 'cuzk-daemon', text: diag.daemonLogTail });
+    if (diag?.outputTail) await store.saveLogTail({ ...ids, source: 'output', text: diag.outputTail });
     let destroyed = false;
     if (rented) {
       try {
@@ -436,7 +444,7 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
         fleetMetrics.released(rented.offer.dphTotal);
       } catch (destroyErr) {
         await store.recordOutcome({
-          workflowId,
+          ...ids,
           outcome: 'killed',
           failureType: failure.type,
           reason: failure.message,
@@ -453,7 +461,7 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
       }
     }
     await store.recordOutcome({
-      workflowId,
+      ...ids,
       outcome: 'killed',
       failureType: failure.type,
       reason: failure.message,

@@ -24,9 +24,11 @@ export async function orphanReconciler(): Promise<ReconcileResult> {
   const result: ReconcileResult = { checked: instances.length, destroyed: [] };
   for (const inst of instances) {
     const workflowId = (await store.workflowForLabel(inst.label)) ?? inst.label.slice(LABEL_PREFIX.length);
-    if (await temporal.isWorkflowRunning(workflowId)) continue;
+    // Owned only by a running lifecycle of this very rental: its workflow id may have rented the offer again.
+    if (await temporal.isWorkflowRunning(workflowId, inst.label)) continue;
     await cleanup.destroyInstance(inst.instanceId);
     await store.recordOrphanDestroyed({
+      label: inst.label,
       workflowId,
       reason: `orphan: no running lifecycle owned instance ${inst.instanceId}`,
     });

@@ -4,9 +4,13 @@ export const CONTROL_TASK_QUEUE = 'gpu-fleet-control';
 /** Every instance this fleet rents carries a label with this prefix; the orphan reconciler looks for it. */
 export const LABEL_PREFIX = 'gpufleet-';
 
-/** Label put on the Vast instance; derived from the workflow id so replay yields the same value. */
-export function instanceLabel(workflowId: string): string {
-  return LABEL_PREFIX + workflowId.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 100);
+/**
+ * Label put on the Vast instance, derived from the rental key (README, "One identity per rental") so
+ * each rental's instance, and the queue its host polls, is its own. Histories from before rental keys
+ * pass the workflow id, which was the key then.
+ */
+export function instanceLabel(rentalKey: string): string {
+  return LABEL_PREFIX + rentalKey.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 100);
 }
 
 /** Each rented host polls a queue of its own, so host activities can only run on that machine. */
@@ -14,6 +18,19 @@ export function hostTaskQueue(label: string): string {
   return `host/${label}`;
 }
 
-export function lifecycleWorkflowId(offerId: number, attempt = 1): string {
-  return `instance-offer-${offerId}-${attempt}`;
+/**
+ * The lifecycle's workflow id names the offer, not the rental: Temporal keeps a workflow id unique
+ * among open executions, so at most one lifecycle per offer is open (a second start fails), and a
+ * closed one's id can be started again to rent the offer again.
+ */
+export function lifecycleWorkflowId(offerId: number): string {
+  return `instance-offer-${offerId}`;
+}
+
+/**
+ * One rental: the workflow id (cut so the label keeps the whole key) and the run id of the
+ * lifecycle's first run, which Temporal keeps across continue-as-new and which no other rental has.
+ */
+export function rentalKey(workflowId: string, firstRunId: string): string {
+  return `${workflowId.slice(0, 60)}.${firstRunId}`;
 }

@@ -55,6 +55,8 @@ export interface WatchPolicy {
 
 /** Carried through continue-as-new while a promoted instance is watched. */
 export interface ResumeState {
+  /** The rental this run continues (absent in runs continued by code from before rental keys). */
+  rentalKey?: string;
   rented: RentedInstance;
   seq: number;
   benchRate: number | null;
@@ -155,6 +157,8 @@ export interface LifecycleResult {
 export interface LifecycleStatus {
   stage: Stage;
   offerId: number;
+  /** This rental's key: its records, label and host queue derive from it. */
+  rentalKey: string;
   instanceId: number | null;
   gpuName: string | null;
   benchmark: BenchmarkProgress | null;

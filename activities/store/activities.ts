@@ -4,13 +4,13 @@ import type { PerfHistory } from '../../workflows/policy/offer-ranking.js';
 import type { BenchmarkReport, OfferFacts, Outcome } from '../../workflows/types.js';
 import { countsAgainstMachine, shouldMarkBad } from './bad-machine-rule.js';
 import * as q from './queries.js';
+import { inTransaction } from './transaction.js';
 
 export interface StoreActivityDeps {
   pool: pg.Pool;
 }
 
-export interface RecordOutcomeInput {
-  workflowId: string;
+export interface RecordOutcomeInput extends q.RentalIds {
   outcome: Outcome;
   failureType: FailureType | null;
   reason: string;
@@ -21,15 +21,17 @@ export interface RecordOutcomeInput {
 /** Postgres writes; every one is idempotent because Temporal may run an activity more than once. */
 export function createStoreActivities({ pool }: StoreActivityDeps) {
   return {
-    async recordInstance(input: {
-      workflowId: string;
-      offerId: number;
-      instanceId: number | null;
-      offer: OfferFacts | null;
-      label: string;
-      stage: string;
-    }): Promise<void> {
+    async recordInstance(
+      input: q.RentalIds & {
+        offerId: number;
+        instanceId: number | null;
+        offer: OfferFacts | null;
+        label: string;
+        stage: string;
+      },
+    ): Promise<void> {
       await q.upsertInstance(pool, {
+        rentalKey: input.rentalKey,
         workflowId: input.workflowId,
         offerId: input.offerId,
         instanceId: input.instanceId,
@@ -44,54 +46,67 @@ export function createStoreActivities({ pool }: StoreActivityDeps) {
       });
     },
 
-    async recordEvent(input: {
-      workflowId: string;
-      seq: number;
-      stage: string;
-      message: string;
-      details?: unknown;
-      at: string;
-    }): Promise<void> {
+    async recordEvent(
+      input: q.RentalIds & {
+        seq: number;
+        stage: string;
+        message: string;
+        details?: unknown;
+        at: string;
+      },
+    ): Promise<void> {
       await q.insertEvent(pool, { ...input, details: input.details });
     },
 
-    async recordBenchmark(input: {
-      workflowId: string;
-      offer: OfferFacts;
-      report: BenchmarkReport;
-      rate: number;
-    }): Promise<void> {
+    async recordBenchmark(
+      input: q.RentalIds & {
+        offer: OfferFacts;
+        report: BenchmarkReport;
+        rate: number;
+      },
+    ): Promise<void> {
       const { offer, report } = input;
-      await q.upsertBenchmark(pool, {
-        workflowId: input.workflowId,
-        machineId: offer.machineId,
-        gpuName: offer.gpuName,
-        numGpus: offer.numGpus,
-        requested: report.requested,
-        completed: report.completed,
-        concurrency: report.concurrency,
-        elapsedMs: report.elapsedMs,
-        rate: input.rate,
-        timings: report.timings,
-        stoppedEarly: report.stoppedEarly,
-        dphTotal: offer.dphTotal,
+      // One transaction: a retry after a write interrupted before host_perf moved must still move it.
+      await inTransaction(pool, (db) =>
+        q.upsertBenchmark(db, {
+          rentalKey: input.rentalKey,
+          workflowId: input.workflowId,
+          machineId: offer.machineId,
+          gpuName: offer.gpuName,
+          numGpus: offer.numGpus,
+          requested: report.requested,
+          completed: report.completed,
+          concurrency: report.concurrency,
+          elapsedMs: report.elapsedMs,
+          rate: input.rate,
+          timings: report.timings,
+          stoppedEarly: report.stoppedEarly,
+          dphTotal: offer.dphTotal,
+        }),
+      );
+    },
+
+    /**
+     * Records kill or promote, counts the failure against the machine and applies the bad-machine rule,
+     * in one transaction: the verdict is what says "already counted" to a retry, so it must never land
+     * without the count (a retry would skip it) nor the count without it (a retry would count again).
+     */
+    async recordOutcome(input: RecordOutcomeInput): Promise<{ markedBad: boolean }> {
+      return inTransaction(pool, async (db) => {
+        const first = await q.finishInstance(db, input);
+        if (!first || input.machineId === null || input.failureType === null) return { markedBad: false };
+        if (!countsAgainstMachine(input.failureType)) return { markedBad: false };
+        const count = await q.bumpMachineFailure(db, input.machineId, input.failureType);
+        if (!shouldMarkBad(input.failureType, count)) return { markedBad: false };
+        const why = `${input.failureType} x${count}: ${input.reason}`.slice(0, 500);
+        await q.markBad(db, input.machineId, why, 'rule');
+        return { markedBad: true };
       });
     },
 
-    /** Records kill or promote, counts the failure against the machine and applies the bad-machine rule. */
-    async recordOutcome(input: RecordOutcomeInput): Promise<{ markedBad: boolean }> {
-      const first = await q.finishInstance(pool, input);
-      if (!first || input.machineId === null || input.failureType === null) return { markedBad: false };
-      if (!countsAgainstMachine(input.failureType)) return { markedBad: false };
-      const count = await q.bumpMachineFailure(pool, input.machineId, input.failureType);
-      if (!shouldMarkBad(input.failureType, count)) return { markedBad: false };
-      await q.markBad(pool, input.machineId, `${input.failureType} x${count}: ${input.reason}`.slice(0, 500), 'rule');
-      return { markedBad: true };
-    },
-
-    async saveLogTail(input: { workflowId: string; source: string; text: string }): Promise<void> {
+    async saveLogTail(input: q.RentalIds & { source: string; text: string }): Promise<void> {
       if (input.text.trim() === '') return;
-      await q.insertLogTail(pool, input.workflowId, input.source, boundTail(input.text, 64_000));
+      await q.insertLogTail(pool, input, input.source, boundTail(input.text, 64_000));
     },
 
     async listBadMachines(): Promise<number[]> {
@@ -117,8 +132,9 @@ export function createStoreActivities({ pool }: StoreActivityDeps) {
       return q.workflowForLabel(pool, label);
     },
 
-    async recordOrphanDestroyed(input: { workflowId: string; reason: string }): Promise<void> {
-      await q.markOrphanDestroyed(pool, input.workflowId, input.reason);
+    /** By label: the instance's own rental, even when its workflow id has rented the offer again since. */
+    async recordOrphanDestroyed(input: { label: string; workflowId: string; reason: string }): Promise<void> {
+      await q.markOrphanDestroyed(pool, input.label, input.reason);
     },
 
     async rentedInstances(): Promise<q.FleetRow[]> {

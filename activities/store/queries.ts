@@ -2,8 +2,13 @@ import type pg from 'pg';
 
 type Db = Pick<pg.Pool, 'query'>;
 
-export interface InstanceRow {
+/** Every record is keyed by its rental; the workflow id (which names the offer) is kept beside it. */
+export interface RentalIds {
+  rentalKey: string;
   workflowId: string;
+}
+
+export interface InstanceRow extends RentalIds {
   offerId: number;
   instanceId: number | null;
   machineId: number | null;
@@ -18,10 +23,10 @@ export interface InstanceRow {
 
 export async function upsertInstance(db: Db, r: InstanceRow): Promise<void> {
   await db.query(
-    `INSERT INTO instances (workflow_id, offer_id, instance_id, machine_id, host_id, gpu_name, num_gpus, cpu_ram_mb,
-                            dph_total, label, stage)
-     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)
-     ON CONFLICT (workflow_id) DO UPDATE SET
+    `INSERT INTO instances (rental_key, workflow_id, offer_id, instance_id, machine_id, host_id, gpu_name, num_gpus,
+                            cpu_ram_mb, dph_total, label, stage)
+     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)
+     ON CONFLICT (rental_key) DO UPDATE SET
        instance_id = COALESCE(EXCLUDED.instance_id, instances.instance_id),
        machine_id = COALESCE(EXCLUDED.machine_id, instances.machine_id),
        host_id = COALESCE(EXCLUDED.host_id, instances.host_id),
@@ -33,6 +38,7 @@ export async function upsertInstance(db: Db, r: InstanceRow): Promise<void> {
        stage = EXCLUDED.stage,
        updated_at = now()`,
     [
+      r.rentalKey,
       r.workflowId,
       r.offerId,
       r.instanceId,
@@ -50,20 +56,27 @@ export async function upsertInstance(db: Db, r: InstanceRow): Promise<void> {
 
 export async function insertEvent(
   db: Db,
-  e: { workflowId: string; seq: number; stage: string; message: string; details: unknown; at: string },
+  e: RentalIds & { seq: number; stage: string; message: string; details: unknown; at: string },
 ): Promise<void> {
   await db.query(
-    `INSERT INTO lifecycle_events (workflow_id, seq, stage, message, details, at) VALUES ($1,$2,$3,$4,$5,$6)
-     ON CONFLICT (workflow_id, seq) DO NOTHING`,
-    [e.workflowId, e.seq, e.stage, e.message, e.details === undefined ? null : JSON.stringify(e.details), e.at],
+    `INSERT INTO lifecycle_events (rental_key, workflow_id, seq, stage, message, details, at)
+     VALUES ($1,$2,$3,$4,$5,$6,$7) ON CONFLICT (rental_key, seq) DO NOTHING`,
+    [
+      e.rentalKey,
+      e.workflowId,
+      e.seq,
+      e.stage,
+      e.message,
+      e.details === undefined ? null : JSON.stringify(e.details),
+      e.at,
+    ],
   );
-  await db.query('UPDATE instances SET stage = $2, updated_at = now() WHERE workflow_id = $1', [e.workflowId, e.stage]);
+  await db.query('UPDATE instances SET stage = $2, updated_at = now() WHERE rental_key = $1', [e.rentalKey, e.stage]);
 }
 
 export async function upsertBenchmark(
   db: Db,
-  b: {
-    workflowId: string;
+  b: RentalIds & {
     machineId: number;
     gpuName: string;
     numGpus: number;
@@ -78,10 +91,11 @@ export async function upsertBenchmark(
   },
 ): Promise<void> {
   const inserted = await db.query(
-    `INSERT INTO benchmark_results (workflow_id, machine_id, gpu_name, num_gpus, requested, completed, concurrency,
-                                    elapsed_ms, rate, timings, stopped_early)
-     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11) ON CONFLICT (workflow_id) DO NOTHING`,
+    `INSERT INTO benchmark_results (rental_key, workflow_id, machine_id, gpu_name, num_gpus, requested, completed,
+                                    concurrency, elapsed_ms, rate, timings, stopped_early)
+     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12) ON CONFLICT (rental_key) DO NOTHING`,
     [
+      b.rentalKey,
       b.workflowId,
       b.machineId,
       b.gpuName,
@@ -95,7 +109,8 @@ export async function upsertBenchmark(
       b.stoppedEarly,
     ],
   );
-  // Only the first write of a benchmark moves host_perf, so a retried activity does not count twice.
+  // Only the first write of a benchmark moves host_perf, so a retried activity does not count twice (the
+  // caller runs this in one transaction, so a write interrupted after the insert leaves neither).
   if (inserted.rowCount === 1) {
     await db.query(
       `INSERT INTO host_perf (machine_id, gpu_name, num_gpus, benchmarks, best_rate, last_rate, last_dph)
@@ -106,8 +121,8 @@ export async function upsertBenchmark(
       [b.machineId, b.gpuName, b.numGpus, b.rate, b.dphTotal],
     );
   }
-  await db.query('UPDATE instances SET bench_rate = $2, updated_at = now() WHERE workflow_id = $1', [
-    b.workflowId,
+  await db.query('UPDATE instances SET bench_rate = $2, updated_at = now() WHERE rental_key = $1', [
+    b.rentalKey,
     b.rate,
   ]);
 }
@@ -118,13 +133,13 @@ export async function upsertBenchmark(
  */
 export async function finishInstance(
   db: Db,
-  o: { workflowId: string; outcome: string; failureType: string | null; reason: string; destroyed: boolean },
+  o: { rentalKey: string; outcome: string; failureType: string | null; reason: string; destroyed: boolean },
 ): Promise<boolean> {
   const res = await db.query(
     `UPDATE instances SET outcome = $2, failure_type = $3, reason = $4, stage = $5,
        destroyed_at = CASE WHEN $6 THEN now() ELSE destroyed_at END, updated_at = now()
-     WHERE workflow_id = $1 AND (outcome IS NULL OR (outcome = 'promoted' AND $2 = 'killed'))`,
-    [o.workflowId, o.outcome, o.failureType, o.reason, o.outcome === 'promoted' ? 'promoted' : 'killed', o.destroyed],
+     WHERE rental_key = $1 AND (outcome IS NULL OR (outcome = 'promoted' AND $2 = 'killed'))`,
+    [o.rentalKey, o.outcome, o.failureType, o.reason, o.outcome === 'promoted' ? 'promoted' : 'killed', o.destroyed],
   );
   return res.rowCount === 1;
 }
@@ -152,15 +167,16 @@ export async function listBadMachineIds(db: Db): Promise<number[]> {
   return res.rows.map((r) => Number(r.machine_id));
 }
 
-export async function insertLogTail(db: Db, workflowId: string, source: string, text: string): Promise<void> {
+export async function insertLogTail(db: Db, ids: RentalIds, source: string, text: string): Promise<void> {
   await db.query(
-    `INSERT INTO log_tails (workflow_id, source, text) VALUES ($1,$2,$3)
-     ON CONFLICT (workflow_id, source) DO UPDATE SET text = EXCLUDED.text, at = now()`,
-    [workflowId, source, text],
+    `INSERT INTO log_tails (rental_key, workflow_id, source, text) VALUES ($1,$2,$3,$4)
+     ON CONFLICT (rental_key, source) DO UPDATE SET text = EXCLUDED.text, at = now()`,
+    [ids.rentalKey, ids.workflowId, source, text],
   );
 }
 
 export interface FleetRow {
+  rentalKey: string;
   workflowId: string;
   offerId: number;
   machineId: number | null;
@@ -172,15 +188,17 @@ export interface FleetRow {
 /** Instances still rented: promoted ones and lifecycles that have not ended. */
 export async function rentedRows(db: Db): Promise<FleetRow[]> {
   const res = await db.query<{
+    rental_key: string;
     workflow_id: string;
     offer_id: string;
     machine_id: string | null;
     outcome: string | null;
     bench_rate: number | null;
     dph_total: number | null;
-  }>(`SELECT workflow_id, offer_id, machine_id, outcome, bench_rate, dph_total FROM instances
+  }>(`SELECT rental_key, workflow_id, offer_id, machine_id, outcome, bench_rate, dph_total FROM instances
       WHERE destroyed_at IS NULL AND (outcome IS NULL OR outcome = 'promoted')`);
   return res.rows.map((r) => ({
+    rentalKey: r.rental_key,
     workflowId: r.workflow_id,
     offerId: Number(r.offer_id),
     machineId: r.machine_id === null ? null : Number(r.machine_id),
@@ -216,13 +234,16 @@ export async function workflowForLabel(db: Db, label: string): Promise<string | 
   return res.rows[0]?.workflow_id ?? null;
 }
 
-/** An instance destroyed by the reconciler: keeps an earlier verdict, otherwise records it as orphaned. */
-export async function markOrphanDestroyed(db: Db, workflowId: string, reason: string): Promise<void> {
+/**
+ * An instance destroyed by the reconciler, found by its label (one rental's; the workflow id may have
+ * rented the offer again since): keeps an earlier verdict, otherwise records it as orphaned.
+ */
+export async function markOrphanDestroyed(db: Db, label: string, reason: string): Promise<void> {
   await db.query(
     `UPDATE instances SET destroyed_at = now(), outcome = COALESCE(outcome, 'killed'),
        failure_type = CASE WHEN outcome = 'killed' THEN failure_type ELSE 'Orphaned' END,
        reason = CASE WHEN outcome = 'killed' THEN reason ELSE $2 END, stage = 'killed', updated_at = now()
-     WHERE workflow_id = $1`,
-    [workflowId, reason],
+     WHERE label = $1`,
+    [label, reason],
   );
 }

@@ -1,8 +1,36 @@
 import type { Client } from '@temporalio/client';
+import { instanceLabel, rentalKey } from '../../workflows/task-queues.js';
+
+/** A running lifecycle and the keys its rental may have (the second: runs from before rental keys). */
+export interface RunningRental {
+  workflowId: string;
+  rentalKeys: [current: string, legacy: string];
+}
 
 /** Reads Temporal's own visibility: the truth about which lifecycles are running. */
 export function createTemporalActivities({ client }: { client: Client }) {
+  /** The run id of the execution chain's first run, which a rental key carries (null: not running). */
+  async function runningFirstRunId(workflowId: string): Promise<string | null> {
+    try {
+      const desc = await client.workflow.getHandle(workflowId).describe();
+      if (desc.status.name !== 'RUNNING') return null;
+      const first = desc.raw.workflowExecutionInfo?.firstRunId;
+      if (first) return first;
+      // Older servers leave it out of describe: the current run's started event names it.
+      const page = await client.workflowService.getWorkflowExecutionHistory({
+        namespace: client.options.namespace,
+        execution: { workflowId, runId: desc.runId },
+        maximumPageSize: 1,
+      });
+      return page.history?.events?.[0]?.workflowExecutionStartedEventAttributes?.firstExecutionRunId || desc.runId;
+    } catch (err) {
+      if (err instanceof Error && err.name === 'WorkflowNotFoundError') return null;
+      throw err;
+    }
+  }
+
   return {
+    /** Kept for fleet-scaler histories from before rental keys. */
     async runningLifecycleIds(): Promise<string[]> {
       const ids: string[] = [];
       for await (const wf of client.workflow.list({
@@ -13,14 +41,43 @@ export function createTemporalActivities({ client }: { client: Client }) {
       return ids;
     },
 
-    async isWorkflowRunning(workflowId: string): Promise<boolean> {
-      try {
-        const desc = await client.workflow.getHandle(workflowId).describe();
-        return desc.status.name === 'RUNNING';
-      } catch (err) {
-        if (err instanceof Error && err.name === 'WorkflowNotFoundError') return false;
-        throw err;
+    /**
+     * Each running lifecycle with its rental's key. Visibility lists do not carry the first run id on
+     * every server version, so it is read per running lifecycle (a fleet is tens of them).
+     */
+    async runningRentals(): Promise<RunningRental[]> {
+      const found: Array<{ workflowId: string; firstRunId: string }> = [];
+      for await (const wf of client.workflow.list({
+        query: 'WorkflowType = "instanceLifecycle" AND ExecutionStatus = "Running"',
+      })) {
+        found.push({ workflowId: wf.workflowId, firstRunId: wf.raw.firstRunId ?? '' });
       }
+      const rentals: RunningRental[] = [];
+      for (let i = 0; i < found.length; i += 16) {
+        const batch = await Promise.all(
+          found.slice(i, i + 16).map(async ({ workflowId, firstRunId }) => {
+            const first = firstRunId || (await runningFirstRunId(workflowId));
+            return first === null ? null : { workflowId, first };
+          }),
+        );
+        for (const r of batch) {
+          // Closed between the list and the describe: no longer running.
+          if (r)
+            rentals.push({ workflowId: r.workflowId, rentalKeys: [rentalKey(r.workflowId, r.first), r.workflowId] });
+        }
+      }
+      return rentals;
+    },
+
+    /**
+     * Whether the lifecycle is running; given an instance's label, whether the running lifecycle is
+     * that instance's rental (its workflow id may have rented the offer again since).
+     */
+    async isWorkflowRunning(workflowId: string, label?: string): Promise<boolean> {
+      const first = await runningFirstRunId(workflowId);
+      if (first === null) return false;
+      if (label === undefined) return true;
+      return label === instanceLabel(rentalKey(workflowId, first)) || label === instanceLabel(workflowId);
     },
   };
 }

@@ -1,0 +1,41 @@
+import type { FleetNow } from './offer-ranking.js';
+
+/** A store row of a rental still rented (promoted, or no verdict yet). */
+export interface OpenRentalRow {
+  /** Absent only in rows a scaler history recorded before rental keys, whose key was the workflow id. */
+  rentalKey?: string;
+  workflowId: string;
+  outcome: string | null;
+  benchRate: number | null;
+  dphTotal: number | null;
+}
+
+/** A running lifecycle and the keys its rental may have (its own, and the pre-rental-key one). */
+export interface RunningRentalKeys {
+  workflowId: string;
+  rentalKeys: readonly string[];
+}
+
+/**
+ * The fleet as the scaler counts it, each rental once: a workflow id names an offer and is reused when
+ * the offer is rented again, so rows and running lifecycles are matched by rental key, never by id.
+ * Promoted rentals count with their rate and price; rentals without a verdict count only while their
+ * lifecycle runs (a row left by a terminated lifecycle is the reconciler's); a running lifecycle that has
+ * not written its row yet still takes a benchmark slot.
+ */
+export function fleetFigures(rows: readonly OpenRentalRow[], running: readonly RunningRentalKeys[]): FleetNow {
+  const keyOf = (r: OpenRentalRow) => r.rentalKey ?? r.workflowId;
+  const runningKeys = new Set(running.flatMap((r) => r.rentalKeys));
+  const rowKeys = new Set(rows.map(keyOf));
+  return {
+    promoted: rows
+      .filter((r) => r.outcome === 'promoted')
+      .map((r) => ({ rate: r.benchRate ?? 0, dph: r.dphTotal ?? 0 })),
+    inFlight: [
+      ...rows
+        .filter((r) => r.outcome === null && runningKeys.has(keyOf(r)))
+        .map((r) => ({ dph: r.dphTotal ?? 0, predictedRate: null })),
+      ...running.filter((r) => !r.rentalKeys.some((k) => rowKeys.has(k))).map(() => ({ dph: 0, predictedRate: null })),
+    ],
+  };
+}
