@@ -4,7 +4,7 @@ import type { Client } from '@temporalio/client';
 import { expect } from 'vitest';
 import type { VastSim } from '../../infra/sim/vast/server.js';
 import { type LiveStatus, liveStatus } from '../../workers/cli/status.js';
-import { instanceLabel } from '../../workflows/task-queues.js';
+import { instanceLabel, rentalKey } from '../../workflows/task-queues.js';
 import { hostProcesses } from './host-processes.js';
 import { pollUntil } from './poll.js';
 
@@ -126,9 +126,10 @@ export async function expectOneRentEachAndNoneUnowned(
   workflowIds: string[],
 ): Promise<void> {
   const ledger = sim.ledger();
-  const owner = new Map(workflowIds.map((id) => [instanceLabel(id), id]));
-  for (const id of workflowIds) {
-    expect(ledger.filter((r) => r.label === instanceLabel(id)).length, `instances rented for ${id}`).toBe(1);
+  const labels = await Promise.all(workflowIds.map(async (id) => [await rentalLabel(client, id), id] as const));
+  const owner = new Map(labels);
+  for (const [label, id] of labels) {
+    expect(ledger.filter((r) => r.label === label).length, `instances rented for ${id}`).toBe(1);
   }
   for (const r of ledger.filter((row) => !row.destroyed)) {
     const id = owner.get(r.label);
@@ -136,4 +137,12 @@ export async function expectOneRentEachAndNoneUnowned(
     const desc = await client.workflow.getHandle(id ?? '').describe();
     expect(desc.status.name, `owner of running instance ${r.id}`).toBe('RUNNING');
   }
+}
+
+/** The Vast label of the latest rental of a lifecycle's workflow id (its first run's id is the rental's). */
+export async function rentalLabel(client: Client, workflowId: string): Promise<string> {
+  const desc = await client.workflow.getHandle(workflowId).describe();
+  const firstRunId = desc.raw.workflowExecutionInfo?.firstRunId;
+  if (!firstRunId) throw new Error(`${workflowId}: the server did not say which run started this rental`);
+  return instanceLabel(rentalKey(workflowId, firstRunId));
 }

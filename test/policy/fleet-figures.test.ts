@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { fleetFigures, type OpenRentalRow } from '../../workflows/policy/fleet-figures.js';
+import { rentalKey } from '../../workflows/task-queues.js';
+
+const wid = 'instance-offer-42';
+const first = rentalKey(wid, 'run-a');
+const second = rentalKey(wid, 'run-b');
+const row = (over: Partial<OpenRentalRow>): OpenRentalRow => ({
+  rentalKey: first,
+  workflowId: wid,
+  outcome: null,
+  benchRate: null,
+  dphTotal: 0.5,
+  ...over,
+});
+
+describe('fleet figures count each rental once', () => {
+  it('an offer rented again: the running rental counts, the stale row of its workflow id does not', () => {
+    // The first rental's lifecycle was terminated without a verdict; the second runs on the same id.
+    const now = fleetFigures(
+      [row({ rentalKey: first, dphTotal: 0.5 }), row({ rentalKey: second, dphTotal: 0.7 })],
+      [{ workflowId: wid, rentalKeys: [second, wid] }],
+    );
+    expect(now).toEqual({ promoted: [], inFlight: [{ dph: 0.7, predictedRate: null }] });
+  });
+
+  it('a promoted rental counts its rate and price once, whether or not its lifecycle continued as new', () => {
+    const now = fleetFigures(
+      [row({ rentalKey: first, outcome: 'promoted', benchRate: 40, dphTotal: 0.5 })],
+      [{ workflowId: wid, rentalKeys: [first, wid] }],
+    );
+    expect(now).toEqual({ promoted: [{ rate: 40, dph: 0.5 }], inFlight: [] });
+  });
+
+  it('a running lifecycle whose rental has no row yet takes a benchmark slot, even if its id has older rows', () => {
+    const now = fleetFigures(
+      [row({ rentalKey: first, outcome: 'promoted', benchRate: 40 })],
+      [{ workflowId: wid, rentalKeys: [second, wid] }],
+    );
+    expect(now.inFlight).toEqual([{ dph: 0, predictedRate: null }]);
+    expect(now.promoted).toHaveLength(1);
+  });
+
+  it('rows from before rental keys match their lifecycle by workflow id', () => {
+    const legacy = 'instance-offer-42-1';
+    const now = fleetFigures(
+      [row({ rentalKey: legacy, workflowId: legacy, dphTotal: 0.3 })],
+      [{ workflowId: legacy, rentalKeys: [rentalKey(legacy, 'run-z'), legacy] }],
+    );
+    expect(now.inFlight).toEqual([{ dph: 0.3, predictedRate: null }]);
+  });
+});
