@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { instanceLifecycle, machineAdmin, offerReport, promoteOverrideSignal } from '../workflows/index.js';
 import { CONTROL_TASK_QUEUE, lifecycleWorkflowId } from '../workflows/task-queues.js';
 import { fleetStatus } from './cli/fleet.js';
@@ -200,11 +200,19 @@ async function run(argv: string[]): Promise<number> {
       if (minRate !== undefined && !(minRate >= 0)) throw new UsageError(`--min-rate must be a number >= 0`);
       const handle = await (
         await client()
-      ).workflow.start(instanceLifecycle, {
-        taskQueue,
-        workflowId: lifecycleWorkflowId(offerId),
-        args: [{ offerId, ...(minRate === undefined ? {} : { minRate }) }],
-      });
+      ).workflow
+        .start(instanceLifecycle, {
+          taskQueue,
+          workflowId: lifecycleWorkflowId(offerId),
+          args: [{ offerId, ...(minRate === undefined ? {} : { minRate }) }],
+        })
+        .catch((err: unknown) => {
+          // The workflow id names the offer: Temporal refuses a second open lifecycle on it.
+          if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+          throw new Error(
+            `offer ${offerId} already has a running lifecycle, ${lifecycleWorkflowId(offerId)}; not renting it twice`,
+          );
+        });
       console.log(`started ${handle.workflowId}`);
       return 0;
     }
