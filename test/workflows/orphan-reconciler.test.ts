@@ -7,10 +7,11 @@ import { simOffer } from '../helpers/offers.js';
 
 const orphaned = simOffer({ host: { proofSec: 100 } });
 const owned = simOffer({ host: { proofSec: 100 } });
+const next = simOffer({ host: { proofSec: 100 } });
 
 let env: FleetEnv;
 beforeAll(async () => {
-  env = await startFleetEnv([orphaned, owned]);
+  env = await startFleetEnv([orphaned, owned, next]);
 });
 afterAll(async () => env?.close());
 
@@ -32,6 +33,13 @@ describe('orphan reconciliation', () => {
     // Terminate runs no cleanup: the instance keeps billing with nobody watching it.
     await victim.terminate('simulating an operator mistake');
     expect(env.sim.ledger().find((l) => l.offerId === orphaned.id)?.destroyed).toBe(false);
+    // The same workflow id starts a new rental (of another offer here): it owns its own instance only.
+    const successor = await env.client.workflow.start(instanceLifecycle, {
+      taskQueue: env.taskQueue,
+      workflowId: victim.workflowId,
+      args: [fastRequest(next.id, { minRate: 29 / 0.01 })],
+    });
+    expect(await waitForVerdict(env.client, successor.workflowId)).toBe('promoted');
 
     const result = await env.client.workflow.execute(orphanReconciler, {
       taskQueue: env.taskQueue,
@@ -43,11 +51,19 @@ describe('orphan reconciliation', () => {
     const victimRow = env.sim.ledger().find((l) => l.offerId === orphaned.id);
     expect(victimRow).toMatchObject({ destroyed: true, hostAlive: false });
     expect(env.sim.ledger().find((l) => l.offerId === owned.id)?.destroyed).toBe(false);
-    const row = await env.pool.query('SELECT destroyed_at, outcome FROM instances WHERE workflow_id = $1', [
-      victim.workflowId,
+    expect(env.sim.ledger().find((l) => l.offerId === next.id)?.destroyed).toBe(false);
+    expect(result.destroyed).toHaveLength(1);
+    const rows = await env.pool.query<{ offer_id: string; destroyed: boolean; outcome: string }>(
+      `SELECT offer_id, destroyed_at IS NOT NULL AS destroyed, outcome FROM instances WHERE workflow_id = $1
+       ORDER BY created_at`,
+      [victim.workflowId],
+    );
+    // The orphan's rental is recorded destroyed (keeping its verdict); its successor's is untouched.
+    expect(rows.rows).toEqual([
+      { offer_id: String(orphaned.id), destroyed: true, outcome: 'promoted' },
+      { offer_id: String(next.id), destroyed: false, outcome: 'promoted' },
     ]);
-    expect(row.rows[0]?.destroyed_at).not.toBeNull();
-    expect(row.rows[0]?.outcome).toBe('promoted');
     await cancelAndWait(env.client, keeper.workflowId);
+    await cancelAndWait(env.client, successor.workflowId);
   });
 });
