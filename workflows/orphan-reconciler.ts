@@ -3,7 +3,7 @@ import type { StoreActivities } from '../activities/store/activities.js';
 import type { TemporalActivities } from '../activities/temporal/activities.js';
 import type { VastActivities } from '../activities/vast/activities.js';
 import { destroyOptions, storeOptions, temporalVisibilityOptions, vastApiOptions } from './activity-options.js';
-import { LABEL_PREFIX } from './task-queues.js';
+import { LABEL_PREFIX, workflowIdOfLabel } from './task-queues.js';
 
 const vast = proxyActivities<VastActivities>(vastApiOptions);
 const cleanup = proxyActivities<VastActivities>(destroyOptions);
@@ -23,7 +23,7 @@ export async function orphanReconciler(): Promise<ReconcileResult> {
   const instances = await vast.listFleetInstances(LABEL_PREFIX);
   const result: ReconcileResult = { checked: instances.length, destroyed: [] };
   for (const inst of instances) {
-    const workflowId = (await store.workflowForLabel(inst.label)) ?? inst.label.slice(LABEL_PREFIX.length);
+    const workflowId = (await store.workflowForLabel(inst.label)) ?? workflowIdOfLabel(inst.label);
     // Owned only by a running lifecycle of this very rental: its workflow id may have rented the offer again.
     if (await temporal.isWorkflowRunning(workflowId, inst.label)) continue;
     await cleanup.destroyInstance(inst.instanceId);

@@ -34,3 +34,13 @@ export function lifecycleWorkflowId(offerId: number): string {
 export function rentalKey(workflowId: string, firstRunId: string): string {
   return `${workflowId.slice(0, 60)}.${firstRunId}`;
 }
+
+const RUN_ID_SUFFIX = /\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The workflow id behind a label the store does not know (lost rows): a rental key's workflow id is
+ * the part before its run id; a label from before rental keys is the workflow id itself.
+ */
+export function workflowIdOfLabel(label: string): string {
+  return label.slice(LABEL_PREFIX.length).replace(RUN_ID_SUFFIX, '');
+}
