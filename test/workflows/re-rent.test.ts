@@ -2,16 +2,12 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import {
-  WorkflowFailedError,
-  type WorkflowHandle,
-  type WorkflowHandleWithFirstExecutionRunId,
-} from '@temporalio/client';
+import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { waitForVerdict } from '../../workers/cli/verdict.js';
-import { instanceLifecycle } from '../../workflows/index.js';
+import { fleetScaler, instanceLifecycle } from '../../workflows/index.js';
 import { hostTaskQueue, instanceLabel, lifecycleWorkflowId, rentalKey } from '../../workflows/task-queues.js';
 import type { LifecycleRequest } from '../../workflows/types.js';
 import { cancelAndWait } from '../helpers/cancel-and-wait.js';
@@ -25,7 +21,8 @@ type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 const MIN_RATE = 29 / 0.01;
 // Healthy hosts: each offer is rented twice below, on the same workflow id (the id names the offer).
 const killedThenPromoted = simOffer({ host: { proofSec: 100 } });
-const watchKilledTwice = simOffer({ host: { proofSec: 100 } });
+// A GPU model of its own, so the scaler below finds this offer only.
+const watchKilledTwice = simOffer({ gpu_name: `RERENT-${Date.now()}`, host: { proofSec: 100 } });
 const contested = simOffer({ host: { proofSec: 100 } });
 
 let env: FleetEnv;
@@ -36,7 +33,8 @@ afterAll(async () => env?.close());
 
 /** One rental as the test saw it: its key and label, its Vast instance, and its host's processes. */
 interface Rental {
-  handle: WorkflowHandleWithFirstExecutionRunId<typeof instanceLifecycle>;
+  handle: WorkflowHandle<typeof instanceLifecycle>;
+  firstRunId: string;
   key: string;
   label: string;
   instanceId: number;
@@ -46,14 +44,18 @@ interface Rental {
 
 /** Starts a lifecycle on the offer's own workflow id and waits until its host is up (its processes seen). */
 async function rent(offerId: number, req: LifecycleRequest): Promise<Rental> {
-  const workflowId = lifecycleWorkflowId(offerId);
   const handle = await env.client.workflow.start(instanceLifecycle, {
     taskQueue: env.taskQueue,
-    workflowId,
+    workflowId: lifecycleWorkflowId(offerId),
     args: [req],
     workflowExecutionTimeout: '5 minutes',
   });
-  const key = rentalKey(workflowId, handle.firstExecutionRunId);
+  return rentalOf(handle, handle.firstExecutionRunId);
+}
+
+/** A started rental, once its host is up. */
+async function rentalOf(handle: WorkflowHandle<typeof instanceLifecycle>, firstRunId: string): Promise<Rental> {
+  const key = rentalKey(handle.workflowId, firstRunId);
   const label = instanceLabel(key);
   const host = await pollUntil(
     `the host of rental ${key}`,
@@ -65,7 +67,41 @@ async function rent(offerId: number, req: LifecycleRequest): Promise<Rental> {
     },
     { timeoutMs: 60_000, intervalMs: 100 },
   );
-  return { handle, key, label, ...host };
+  return { handle, firstRunId, key, label, ...host };
+}
+
+/** A scaler run that wants just one more host, of this offer's GPU model only; returns the rental it starts. */
+async function rentByScaler(o: typeof watchKilledTwice): Promise<Rental> {
+  // The database is shared by every test file: the target sits just above what is promoted already.
+  const promoted = await env.pool.query<{ rate: number }>(
+    `SELECT COALESCE(SUM(bench_rate), 0)::float AS rate FROM instances WHERE destroyed_at IS NULL AND outcome = 'promoted'`,
+  );
+  const result = await env.client.workflow.execute(fleetScaler, {
+    taskQueue: env.taskQueue,
+    workflowId: `scaler-rerent-${o.id}`,
+    args: [
+      {
+        targetRate: (promoted.rows[0]?.rate ?? 0) + 1,
+        maxDph: 1000,
+        maxInstances: 1000,
+        maxConcurrentBenchmarks: 1000,
+        explorationSlots: 0,
+        minRate: MIN_RATE,
+        offerCheckSec: 2,
+        filter: { gpuModels: [o.gpu_name], minRamMb: 64_000, minReliability: 0.9, minCuda: 12, maxOfferDph: 3 },
+        lifecycle: { benchmarkProofs: 4, timeouts: fastRequest(o.id).timeouts, watch: { intervalSec: 1 } },
+      },
+    ],
+    workflowExecutionTimeout: '2 minutes',
+  });
+  // Known from its first rental's benchmark, the offer is rented again on the same (closed) workflow id.
+  expect(result.started, JSON.stringify(result)).toMatchObject([
+    { offerId: o.id, workflowId: lifecycleWorkflowId(o.id), source: 'machine' },
+  ]);
+  const handle = env.client.workflow.getHandle<typeof instanceLifecycle>(lifecycleWorkflowId(o.id));
+  const firstRunId = (await handle.describe()).raw.workflowExecutionInfo?.firstRunId;
+  if (!firstRunId) throw new Error('the server did not say which run started the rental');
+  return rentalOf(handle, firstRunId);
 }
 
 async function failureOf(handle: WorkflowHandle<typeof instanceLifecycle>): Promise<string> {
@@ -87,7 +123,7 @@ async function preempt(r: Rental): Promise<void> {
 /** Every event of a rental: its first run and each run it continued as new into. */
 async function rentalHistory(r: Rental): Promise<HistoryEvent[]> {
   const all: HistoryEvent[] = [];
-  let runId: string | null | undefined = r.handle.firstExecutionRunId;
+  let runId: string | null | undefined = r.firstRunId;
   while (runId) {
     const events: HistoryEvent[] =
       (await env.client.workflow.getHandle(r.handle.workflowId, runId).fetchHistory()).events ?? [];
@@ -222,10 +258,7 @@ describe('one identity per rental: an offer rented again keeps each rental its o
     expect(await waitForVerdict(env.client, id)).toBe('promoted');
     await pollUntil(
       `${id} to continue as new while watching`,
-      async () =>
-        (await env.client.workflow.getHandle(id).describe()).runId !== second.handle.firstExecutionRunId
-          ? true
-          : undefined,
+      async () => ((await env.client.workflow.getHandle(id).describe()).runId !== second.firstRunId ? true : undefined),
       { timeoutMs: 60_000 },
     );
 
@@ -306,7 +339,7 @@ describe('one identity per rental: an offer rented again keeps each rental its o
   });
 
   it(
-    'promoted, killed by its watch, rented again and killed again: the second strike marks the machine',
+    'promoted, killed by its watch, rented again by the scaler and killed again: the second strike marks the machine',
     { timeout: 300_000 },
     async () => {
       const o = watchKilledTwice;
@@ -314,7 +347,8 @@ describe('one identity per rental: an offer rented again keeps each rental its o
       const req = fastRequest(o.id, { minRate: MIN_RATE, watch: { intervalSec: 1 } });
       const rentals: Rental[] = [];
       for (const strike of [1, 2]) {
-        const r = await rent(o.id, req);
+        // An operator's rental first; after its transient kill, the scaler rents the offer again.
+        const r = strike === 1 ? await rent(o.id, req) : await rentByScaler(o);
         rentals.push(r);
         expect(await waitForVerdict(env.client, id)).toBe('promoted');
         // The host vanishes under a promoted rental: its watch kills it (HostLost, counted after two).
