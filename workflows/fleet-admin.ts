@@ -1,10 +1,12 @@
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { StoreActivities } from '../activities/store/activities.js';
+import type { MachineRecord } from '../activities/store/queries.js';
 import type { VastActivities } from '../activities/vast/activities.js';
 import { storeOptions, vastApiOptions } from './activity-options.js';
 import { DEFAULT_DISK_GB } from './policy/defaults.js';
 import { type RankedOffer, rankOffers } from './policy/offer-ranking.js';
 import { type OfferFilter, offerQuery } from './fleet-scaler.js';
+import type { OfferFacts } from './types.js';
 
 const vast = proxyActivities<VastActivities>(vastApiOptions);
 const store = proxyLocalActivities<StoreActivities>(storeOptions);
@@ -41,4 +43,27 @@ export async function offerReport(input: { filter: OfferFilter; minRate: number;
     store.listBadMachines(),
   ]);
   return { ...rankOffers(offers, perf, bad, input.minRate), badMachines: bad };
+}
+
+/** Marked machines, ignored ones included (the CLI's `machines list`). */
+export async function machinesReport(): Promise<{ machines: MachineRecord[] }> {
+  return { machines: await store.machineRecords({}) };
+}
+
+/** A lifecycle's stored log tails (the CLI's `logs`); they outlive the destroyed instance. */
+export async function lifecycleLogs(input: {
+  workflowId: string;
+}): Promise<{ tails: Array<{ source: string; text: string; at: string }> }> {
+  return { tails: await store.logTails(input.workflowId) };
+}
+
+/** What `deploy` checks first: is the offer there, and is its machine marked bad. */
+export async function offerCheck(input: {
+  offerId: number;
+}): Promise<{ offer: OfferFacts | null; badMachine: MachineRecord | null }> {
+  const offers = await vast.searchOffers({ id: { eq: input.offerId }, type: 'on-demand', limit: 1 });
+  const offer = offers.find((o) => o.offerId === input.offerId) ?? null;
+  if (!offer) return { offer: null, badMachine: null };
+  const [record] = await store.machineRecords({ machineId: offer.machineId });
+  return { offer, badMachine: record ?? null };
 }

@@ -3,5 +3,5 @@ export { instanceLifecycle } from './instance-lifecycle.js';
 export { lifecycleStatusQuery } from './definitions.js';
 export { fleetScaler } from './fleet-scaler.js';
 export { orphanReconciler } from './orphan-reconciler.js';
-export { machineAdmin, offerReport } from './fleet-admin.js';
+export { lifecycleLogs, machineAdmin, machinesReport, offerCheck, offerReport } from './fleet-admin.js';
 export { promoteOverrideSignal } from './definitions.js';

@@ -137,6 +137,16 @@ export function createStoreActivities({ pool }: StoreActivityDeps) {
       await q.markOrphanDestroyed(pool, input.label, input.reason);
     },
 
+    /** Read-only, for the operator CLI: marked machines with reason, source, ignored and when. */
+    async machineRecords(input: { machineId?: number } = {}): Promise<q.MachineRecord[]> {
+      return q.machineRecords(pool, input.machineId);
+    },
+
+    /** Read-only, for the operator CLI: a lifecycle's stored log tails. */
+    async logTails(workflowId: string): Promise<Array<{ source: string; text: string; at: string }>> {
+      return q.logTailsFor(pool, workflowId);
+    },
+
     async rentedInstances(): Promise<q.FleetRow[]> {
       return q.rentedRows(pool);
     },

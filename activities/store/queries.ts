@@ -247,3 +247,45 @@ export async function markOrphanDestroyed(db: Db, label: string, reason: string)
     [label, reason],
   );
 }
+
+export interface MachineRecord {
+  machineId: number;
+  reason: string;
+  source: 'rule' | 'operator';
+  ignored: boolean;
+  markedAt: string;
+}
+
+/** Every machine ever marked bad, ignored ones included (the CLI's `machines list`); newest first. */
+export async function machineRecords(db: Db, machineId?: number): Promise<MachineRecord[]> {
+  const res = await db.query<{
+    machine_id: string;
+    reason: string;
+    source: 'rule' | 'operator';
+    ignored: boolean;
+    marked_at: Date;
+  }>(
+    `SELECT machine_id, reason, source, ignored, marked_at FROM bad_machines
+     WHERE $1::bigint IS NULL OR machine_id = $1 ORDER BY marked_at DESC, machine_id`,
+    [machineId ?? null],
+  );
+  return res.rows.map((r) => ({
+    machineId: Number(r.machine_id),
+    reason: r.reason,
+    source: r.source,
+    ignored: r.ignored,
+    markedAt: new Date(r.marked_at).toISOString(),
+  }));
+}
+
+/** The stored log tails of one lifecycle (daemon log, benchmark output), by source. */
+export async function logTailsFor(
+  db: Db,
+  workflowId: string,
+): Promise<Array<{ source: string; text: string; at: string }>> {
+  const res = await db.query<{ source: string; text: string; at: Date }>(
+    'SELECT source, text, at FROM log_tails WHERE workflow_id = $1 ORDER BY source',
+    [workflowId],
+  );
+  return res.rows.map((r) => ({ source: r.source, text: r.text, at: new Date(r.at).toISOString() }));
+}

@@ -1,6 +1,8 @@
 import type { Client } from '@temporalio/client';
 import { lifecycleStatusQuery } from '../../workflows/definitions.js';
 import type { LifecycleStatus } from '../../workflows/types.js';
+import { chainStart } from './age.js';
+import { realRate, timeScale } from './units.js';
 
 export interface LiveStatus extends LifecycleStatus {
   /** Progress the running host activity last heartbeated (proofs done, elapsed), if any. */
@@ -21,11 +23,97 @@ export async function liveStatus(client: Client, workflowId: string): Promise<Li
     try {
       heartbeat = JSON.parse(Buffer.from(payload).toString('utf8'));
     } catch {
-      heartbeat = null;
+      heartbeat = null; // an encrypted payload: the CLI shows the workflow's own progress instead
     }
   }
   return {
     ...status,
     activity: pending ? { type: pending.activityType?.name ?? '?', attempt: pending.attempt ?? 1, heartbeat } : null,
+  };
+}
+
+/** What `status` shows, in real units; also its --json form. */
+export interface StatusView {
+  workflowId: string;
+  execution: string;
+  stage: string;
+  stageDeadline: string | null;
+  stageTimeLeftSec: number | null;
+  offerId: number;
+  instanceId: number | null;
+  machineId: string | null;
+  gpu: string | null;
+  progress: { completedProofs: number; requestedProofs: number; elapsedSec: number; from: string } | null;
+  rateProofsPerHour: number | null;
+  rateKind: 'benchmark' | 'so far' | null;
+  dollarsPerHour: number | null;
+  dollarsPerProof: number | null;
+  rentalStartedAt: string;
+  rentalAgeSec: number;
+  failureType: string | null;
+  pendingActivity: { type: string; attempt: number } | null;
+  /** The SIM_TIME_SCALE rates were converted with (1 = real time). */
+  timeScale: number;
+}
+
+const ProgressShape = (v: unknown): v is { completed: number; requested: number; elapsedMs: number } =>
+  typeof v === 'object' &&
+  v !== null &&
+  typeof (v as Record<string, unknown>).completed === 'number' &&
+  typeof (v as Record<string, unknown>).requested === 'number' &&
+  typeof (v as Record<string, unknown>).elapsedMs === 'number';
+
+export async function statusView(client: Client, workflowId: string, now = Date.now()): Promise<StatusView> {
+  const handle = client.workflow.getHandle(workflowId);
+  const desc = await handle.describe();
+  const live = await liveStatus(client, workflowId);
+  const sa = (desc.searchAttributes ?? {}) as Record<string, unknown[] | undefined>;
+  const scale = timeScale();
+  // One progress figure: the host's live heartbeat while the benchmark runs, else the workflow's own.
+  const hb =
+    live.activity?.type === 'runBenchmark' && ProgressShape(live.activity.heartbeat) ? live.activity.heartbeat : null;
+  const p = hb ?? live.benchmark;
+  const progress = p
+    ? {
+        completedProofs: p.completed,
+        requestedProofs: p.requested,
+        elapsedSec: Math.round(p.elapsedMs / 1000),
+        from: hb ? 'host heartbeat' : 'workflow',
+      }
+    : null;
+  let rate: number | null = null;
+  let rateKind: StatusView['rateKind'] = null;
+  if (live.rate !== null) {
+    rate = realRate(live.rate, scale);
+    rateKind = 'benchmark';
+  } else if (hb && hb.completed > 0 && hb.elapsedMs > 0) {
+    rate = realRate((hb.completed * 3_600_000) / hb.elapsedMs, scale);
+    rateKind = 'so far';
+  }
+  const dph = (sa.DollarsPerHour?.[0] as number | undefined) ?? null;
+  const gpuCount = (sa.GpuCount?.[0] as number | undefined) ?? 1;
+  const model = (sa.GpuModel?.[0] as string | undefined) ?? live.gpuName;
+  const start = await chainStart(client, workflowId, desc.startTime);
+  const deadline = live.stageDeadline ? new Date(live.stageDeadline).getTime() : null;
+  return {
+    workflowId,
+    execution: desc.status.name,
+    stage: live.stage,
+    stageDeadline: live.stageDeadline,
+    stageTimeLeftSec: deadline === null ? null : Math.max(0, Math.round((deadline - now) / 1000)),
+    offerId: live.offerId,
+    instanceId: live.instanceId,
+    machineId: (sa.MachineId?.[0] as string | undefined) ?? null,
+    gpu: model ? `${gpuCount}x ${model}` : null,
+    progress,
+    rateProofsPerHour: rate === null ? null : Math.round(rate * 10) / 10,
+    rateKind,
+    dollarsPerHour: dph,
+    dollarsPerProof: dph !== null && rate ? dph / rate : null,
+    rentalStartedAt: start.toISOString(),
+    rentalAgeSec: Math.round((now - start.getTime()) / 1000),
+    failureType: live.failureType,
+    pendingActivity: live.activity ? { type: live.activity.type, attempt: live.activity.attempt } : null,
+    timeScale: scale,
   };
 }

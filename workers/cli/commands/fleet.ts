@@ -1,0 +1,104 @@
+import type { Command } from 'commander';
+import { offerReport } from '../../../workflows/index.js';
+import { collect, minRateArg } from '../args.js';
+import { type CliContext, output } from '../context.js';
+import { fleetStatus, fleetTotals } from '../fleet.js';
+import { fields, fmtDph, fmtDuration, fmtGb, fmtRate, fmtUsd, table } from '../format.js';
+import { realRate, timeScale, workflowRate } from '../units.js';
+
+export const DEFAULT_GPUS = ['RTX 4090', 'RTX 3090', 'A40', 'RTX 5070 Ti', 'RTX PRO 4000'];
+
+export function registerFleet(program: Command, ctx: CliContext): void {
+  const fleet = program.command('fleet').description('the running fleet');
+  fleet
+    .command('status')
+    .description('running lifecycles with totals: per stage, proofs/h, $/h, $ per proof')
+    .option('--json', 'print as JSON')
+    .action(async (opts: { json?: boolean }) => {
+      const rows = await fleetStatus(await ctx.temporal());
+      const totals = fleetTotals(rows);
+      output(opts.json, { lifecycles: rows, totals }, () => {
+        if (rows.length === 0) return 'no running lifecycles';
+        const t = table(
+          rows.map((r) => ({
+            lifecycle: r.workflowId,
+            instance: r.instanceId ?? '-',
+            gpu: r.gpu ?? '-',
+            machine: r.machineId ?? '-',
+            stage: r.stage,
+            'bench rate': fmtRate(r.benchRateProofsPerHour),
+            price: fmtDph(r.dollarsPerHour),
+            age: fmtDuration(r.ageSec * 1000),
+          })),
+        );
+        const stages = Object.entries(totals.byStage)
+          .map(([s, n]) => `${n} ${s}`)
+          .join(', ');
+        return `${t}\n\ntotals\n${fields([
+          ['lifecycles', `${totals.lifecycles} (${stages})`],
+          ['proving', `${fmtRate(totals.promotedProofsPerHour)} (promoted instances' benchmark rates)`],
+          ['billing', `${fmtDph(totals.dollarsPerHour)} (every running lifecycle)`],
+          ['per proof', totals.dollarsPerProof === null ? '- (nothing promoted yet)' : fmtUsd(totals.dollarsPerProof)],
+        ])}`;
+      });
+    });
+
+  program
+    .command('offers')
+    .description('current Vast offers ranked by predicted proofs/h per $ (bad machines dropped)')
+    .option('--gpu <model>', 'a GPU model to include (repeatable)', collect)
+    .option('--min-rate <proofs/h>', 'keep/kill bar used to judge what is worth exploring (default 29)', minRateArg, 29)
+    .option('--json', 'print as JSON')
+    .action(async (opts: { gpu?: string[]; minRate: number; json?: boolean }) => {
+      const scale = timeScale();
+      const report = await (
+        await ctx.temporal()
+      ).workflow.execute(offerReport, {
+        taskQueue: ctx.taskQueue,
+        workflowId: `offer-report-${Date.now()}`,
+        args: [
+          {
+            filter: {
+              gpuModels: opts.gpu ?? DEFAULT_GPUS,
+              minRamMb: 64_000,
+              minReliability: 0.9,
+              minCuda: 12,
+              maxOfferDph: 5,
+            },
+            minRate: workflowRate(opts.minRate, scale),
+          },
+        ],
+      });
+      const offers = [...report.known, ...report.explore].map((o) => ({
+        offerId: o.offerId,
+        machineId: o.machineId,
+        gpu: `${o.numGpus}x ${o.gpuName}`,
+        ramMb: o.cpuRamMb,
+        dollarsPerHour: o.dphTotal,
+        predictedProofsPerHour:
+          o.predictedRate === null ? null : Math.round(realRate(o.predictedRate, scale) * 10) / 10,
+        from: o.source,
+      }));
+      output(opts.json, { offers, badMachinesExcluded: report.badMachines }, () => {
+        const t =
+          offers.length === 0
+            ? 'no offers match'
+            : table(
+                offers.map((o) => ({
+                  offer: o.offerId,
+                  machine: o.machineId,
+                  gpu: o.gpu,
+                  RAM: fmtGb(o.ramMb),
+                  price: fmtDph(o.dollarsPerHour),
+                  'predicted rate': o.predictedProofsPerHour === null ? 'unknown' : fmtRate(o.predictedProofsPerHour),
+                  'per $':
+                    o.predictedProofsPerHour === null
+                      ? '-'
+                      : `${(o.predictedProofsPerHour / o.dollarsPerHour).toFixed(1)} proofs/$`,
+                  from: o.from,
+                })),
+              );
+        return `${t}\n${report.badMachines.length} bad machine(s) excluded`;
+      });
+    });
+}

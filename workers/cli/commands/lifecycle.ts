@@ -1,0 +1,171 @@
+import { randomUUID } from 'node:crypto';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import type { Command } from 'commander';
+import { instanceLifecycle, lifecycleLogs, offerCheck, promoteOverrideSignal } from '../../../workflows/index.js';
+import { lifecycleWorkflowId } from '../../../workflows/task-queues.js';
+import { minRateArg, offerIdArg, reasonArg, wholeNumber } from '../args.js';
+import { CliError, type CliContext, output } from '../context.js';
+import { fields, fmtDph, fmtDuration, fmtRate, fmtTime, fmtUsd } from '../format.js';
+import { type StatusView, statusView } from '../status.js';
+import { workflowRate } from '../units.js';
+import { killLifecycle } from './kill.js';
+
+/** The production keep/kill bar, in real proofs per hour. */
+const DEFAULT_MIN_RATE = 29;
+
+export function renderStatus(v: StatusView): string {
+  const left = v.stageTimeLeftSec === null ? '' : `, ${fmtDuration(v.stageTimeLeftSec * 1000)} left of its time budget`;
+  const p = v.progress;
+  const lines: Array<[string, string]> = [
+    ['stage', `${v.stage}${left}`],
+    [
+      'progress',
+      p
+        ? `${p.completedProofs} of ${p.requestedProofs} benchmark proofs in ${fmtDuration(p.elapsedSec * 1000)} (${p.from})`
+        : '-',
+    ],
+    ['rate', v.rateProofsPerHour === null ? '-' : `${fmtRate(v.rateProofsPerHour)} (${v.rateKind})`],
+    [
+      'price',
+      v.dollarsPerHour === null
+        ? '-'
+        : `${fmtDph(v.dollarsPerHour)}${v.dollarsPerProof === null ? '' : `, ${fmtUsd(v.dollarsPerProof)} per proof`}`,
+    ],
+    ['rented for', `${fmtDuration(v.rentalAgeSec * 1000)} (since ${fmtTime(v.rentalStartedAt)})`],
+    [
+      'instance',
+      `${v.instanceId ?? '-'} on machine ${v.machineId ?? '-'}, ${v.gpu ?? 'GPU not known yet'} (offer ${v.offerId})`,
+    ],
+  ];
+  if (v.failureType) lines.push(['failure', v.failureType]);
+  if (v.pendingActivity) lines.push(['running', `${v.pendingActivity.type} (attempt ${v.pendingActivity.attempt})`]);
+  if (v.timeScale !== 1)
+    lines.push(['time scale', `simulated ${Math.round(1 / v.timeScale)}x; rates shown in real proofs/h`]);
+  return `${v.workflowId} (${v.execution.toLowerCase()})\n${fields(lines)}`;
+}
+
+export function registerLifecycle(program: Command, ctx: CliContext): void {
+  program
+    .command('deploy')
+    .description('start an instance lifecycle for a Vast offer (warns when its machine is marked bad)')
+    .argument('<offerId>', 'the Vast offer id (a whole number)', offerIdArg)
+    .option('--min-rate <proofs/h>', `keep/kill bar in proofs per hour (default ${DEFAULT_MIN_RATE})`, minRateArg)
+    .option('--json', 'print the result as JSON')
+    .action(async (offerId: number, opts: { minRate?: number; json?: boolean }) => {
+      const client = await ctx.temporal();
+      const check = await client.workflow.execute(offerCheck, {
+        taskQueue: ctx.taskQueue,
+        workflowId: `offer-check-${offerId}-${Date.now()}`,
+        args: [{ offerId }],
+      });
+      if (!check.offer)
+        throw new CliError(`offer ${offerId} is not on the market now (taken, or no such offer); nothing deployed`);
+      const bad = check.badMachine && !check.badMachine.ignored ? check.badMachine : null;
+      if (bad)
+        console.error(
+          `warning: machine ${bad.machineId} is marked bad (${bad.source}, ${fmtTime(bad.markedAt)}): ${bad.reason}\n` +
+            `         deploying anyway; if it is fixed, run: gpu-fleet machines ignore ${bad.machineId} --reason TEXT`,
+        );
+      const workflowId = lifecycleWorkflowId(offerId);
+      const minRate = opts.minRate ?? DEFAULT_MIN_RATE;
+      try {
+        await client.workflow.start(instanceLifecycle, {
+          taskQueue: ctx.taskQueue,
+          workflowId,
+          args: [{ offerId, minRate: workflowRate(minRate) }],
+        });
+      } catch (err) {
+        if (err instanceof WorkflowExecutionAlreadyStartedError)
+          throw new CliError(`a lifecycle ${workflowId} for offer ${offerId} is already running; nothing deployed`);
+        throw err;
+      }
+      const o = check.offer;
+      const link = ctx.uiLink(workflowId);
+      output(opts.json, { workflowId, offer: o, minRateProofsPerHour: minRate, badMachine: bad, ui: link }, () =>
+        [
+          `started ${workflowId}: offer ${offerId}, ${o.numGpus}x ${o.gpuName} on machine ${o.machineId}, ${fmtDph(o.dphTotal)}, min ${fmtRate(minRate)}`,
+          link ? `Temporal UI: ${link}` : 'Temporal UI: set TEMPORAL_UI_URL to get a link',
+        ].join('\n'),
+      );
+    });
+
+  program
+    .command('status')
+    .description('a lifecycle in plain words: stage and time left in it, progress, rate, price')
+    .argument('<workflowId>', 'the lifecycle workflow id')
+    .option('--json', 'print as JSON')
+    .option(
+      '--watch [seconds]',
+      'refresh every N seconds (default 2) until the lifecycle closes',
+      wholeNumber('--watch', 1, 3600, 's'),
+    )
+    .action(async (workflowId: string, opts: { json?: boolean; watch?: number | true }) => {
+      const client = await ctx.temporal();
+      const every = opts.watch === true ? 2 : opts.watch;
+      for (;;) {
+        const v = await statusView(client, workflowId);
+        if (every && !opts.json && process.stdout.isTTY) process.stdout.write('\x1b[2J\x1b[H');
+        output(opts.json, v, () => renderStatus(v));
+        if (!every || v.execution !== 'RUNNING') return;
+        await new Promise((r) => setTimeout(r, every * 1000));
+      }
+    });
+
+  program
+    .command('kill')
+    .description('cancel a lifecycle; waits until its instance is destroyed unless --no-wait')
+    .argument('<workflowId>', 'the lifecycle workflow id')
+    .requiredOption('--reason <text>', 'why (recorded with the cancel request)', reasonArg)
+    .option('--no-wait', 'return once the cancel is requested')
+    .option(
+      '--timeout <seconds>',
+      'how long to wait for the destroy (default 600)',
+      wholeNumber('--timeout', 1, 86_400, 's'),
+      600,
+    )
+    .option('--json', 'print the result as JSON')
+    .action(async (workflowId: string, opts: { reason: string; wait: boolean; timeout: number; json?: boolean }) => {
+      const client = await ctx.temporal();
+      const r = await killLifecycle(client, ctx, workflowId, opts);
+      output(opts.json, r, () => r.message);
+      if (!r.ok) process.exitCode = 1;
+    });
+
+  program
+    .command('promote')
+    .description('operator override: promote at the verdict even if under the minimum rate')
+    .argument('<workflowId>', 'the lifecycle workflow id')
+    .requiredOption('--reason <text>', 'why (recorded in history with your name)', reasonArg)
+    .action(async (workflowId: string, opts: { reason: string }) => {
+      const handle = (await ctx.temporal()).workflow.getHandle(workflowId);
+      const desc = await handle.describe();
+      if (desc.status.name !== 'RUNNING')
+        throw new CliError(`${workflowId} is ${desc.status.name.toLowerCase()}: it has no verdict left to override`);
+      await handle.signal(promoteOverrideSignal, { operator: ctx.operator, reason: opts.reason });
+      console.log(`promote override sent to ${workflowId}; it applies at the benchmark verdict`);
+    });
+
+  program
+    .command('logs')
+    .description("a lifecycle's stored log tails (cuzk-daemon log, benchmark output); kept after destroy")
+    .argument('<workflowId>', 'the lifecycle workflow id')
+    .option('--source <name>', 'only this source (e.g. cuzk-daemon, output)')
+    .option('--json', 'print as JSON')
+    .action(async (workflowId: string, opts: { source?: string; json?: boolean }) => {
+      const res = await (
+        await ctx.temporal()
+      ).workflow.execute(lifecycleLogs, {
+        taskQueue: ctx.taskQueue,
+        workflowId: `logs-${workflowId}-${randomUUID()}`,
+        args: [{ workflowId }],
+      });
+      const tails = res.tails.filter((t) => !opts.source || t.source === opts.source);
+      output(opts.json, { workflowId, tails }, () =>
+        tails.length === 0
+          ? `no log tails stored for ${workflowId}${opts.source ? ` from ${opts.source}` : ''} (tails are stored when a lifecycle kills its instance)`
+          : tails
+              .map((t) => `=== ${t.source} (stored ${fmtTime(t.at)}, ${t.text.length} chars)\n${t.text.trimEnd()}`)
+              .join('\n\n'),
+      );
+    });
+}

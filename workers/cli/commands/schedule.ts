@@ -1,0 +1,235 @@
+import { type Client, ScheduleNotFoundError, type ScheduleDescription } from '@temporalio/client';
+import type { Command } from 'commander';
+import type { FleetScalerInput } from '../../../workflows/fleet-scaler.js';
+import { collect, decimalNumber, wholeNumber } from '../args.js';
+import { CliError, type CliContext, output } from '../context.js';
+import { fields, fmtDph, fmtDuration, fmtRate, fmtTime } from '../format.js';
+import { realRate, workflowRate } from '../units.js';
+import {
+  ensureReconcilerSchedule,
+  ensureScalerSchedule,
+  RECONCILER_SCHEDULE_ID,
+  SCALER_SCHEDULE_ID,
+} from '../../schedules.js';
+import { DEFAULT_GPUS } from './fleet.js';
+
+const KNOWN = `${SCALER_SCHEDULE_ID}, ${RECONCILER_SCHEDULE_ID}`;
+
+/** The server's "not found" in words an operator can act on. */
+async function onSchedule<T>(id: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof ScheduleNotFoundError || (err as { code?: number }).code === 5)
+      throw new CliError(
+        `no schedule '${id}' on this server (this fleet's are ${KNOWN}; create them with: gpu-fleet schedule setup)`,
+      );
+    throw err;
+  }
+}
+
+export interface ScheduleStatus {
+  scheduleId: string;
+  paused: boolean;
+  note: string | null;
+  everySec: number | null;
+  nextRunAt: string | null;
+  scaler: {
+    targetProofsPerHour: number;
+    maxDollarsPerHour: number;
+    maxInstances: number;
+    maxConcurrentBenchmarks: number;
+    minRateProofsPerHour: number;
+    gpuModels: string[];
+  } | null;
+  lastRun: { workflowId: string; startedAt: string; status: string; result: unknown; failure: string | null } | null;
+}
+
+async function scheduleStatus(client: Client, id: string): Promise<ScheduleStatus> {
+  const desc: ScheduleDescription = await onSchedule(id, () => client.schedule.getHandle(id).describe());
+  const every = desc.spec.intervals?.[0]?.every;
+  const action = desc.action as { workflowType?: string; args?: unknown[] };
+  const input = action.workflowType === 'fleetScaler' ? (action.args?.[0] as FleetScalerInput | undefined) : undefined;
+  const recent = desc.info.recentActions[desc.info.recentActions.length - 1];
+  let lastRun: ScheduleStatus['lastRun'] = null;
+  if (recent) {
+    const h = client.workflow.getHandle(recent.action.workflow.workflowId, recent.action.workflow.firstExecutionRunId);
+    const st = (await h.describe()).status.name;
+    let result: unknown = null;
+    let failure: string | null = null;
+    if (st === 'COMPLETED') result = await h.result();
+    else if (st !== 'RUNNING')
+      failure = await h.result().then(
+        () => null,
+        (e: unknown) => (e instanceof Error ? (e.cause instanceof Error ? e.cause.message : e.message) : String(e)),
+      );
+    lastRun = {
+      workflowId: recent.action.workflow.workflowId,
+      startedAt: recent.takenAt.toISOString(),
+      status: st,
+      result,
+      failure,
+    };
+  }
+  return {
+    scheduleId: id,
+    paused: desc.state.paused,
+    note: desc.state.note ?? null,
+    everySec: typeof every === 'number' ? every / 1000 : null,
+    nextRunAt: desc.info.nextActionTimes[0]?.toISOString() ?? null,
+    scaler: input
+      ? {
+          targetProofsPerHour: realRate(input.targetRate),
+          maxDollarsPerHour: input.maxDph,
+          maxInstances: input.maxInstances,
+          maxConcurrentBenchmarks: input.maxConcurrentBenchmarks,
+          minRateProofsPerHour: realRate(input.minRate),
+          gpuModels: input.filter.gpuModels,
+        }
+      : null,
+    lastRun,
+  };
+}
+
+function lastRunText(s: ScheduleStatus): string {
+  const r = s.lastRun;
+  if (!r) return 'none yet';
+  const head = `${r.workflowId} at ${fmtTime(r.startedAt)}: ${r.status.toLowerCase()}`;
+  if (r.failure) return `${head}: ${r.failure}`;
+  const res = r.result as {
+    started?: unknown[];
+    skipped?: unknown[];
+    fleetRate?: number;
+    fleetDph?: number;
+    checked?: number;
+    destroyed?: unknown[];
+  } | null;
+  if (res && Array.isArray(res.started))
+    return `${head}, started ${res.started.length} lifecycle(s), skipped ${res.skipped?.length ?? 0} offer(s); fleet then ${fmtRate(realRate(res.fleetRate ?? 0))} at ${fmtDph(res.fleetDph ?? 0)}`;
+  if (res && typeof res.checked === 'number')
+    return `${head}, checked ${res.checked} instance(s), destroyed ${res.destroyed?.length ?? 0} orphan(s)`;
+  return head;
+}
+
+function renderSchedule(s: ScheduleStatus): string {
+  const lines: Array<[string, string]> = [
+    ['state', s.paused ? `paused${s.note ? ` (${s.note})` : ''}` : 'active'],
+    ['every', s.everySec === null ? '-' : fmtDuration(s.everySec * 1000)],
+    ['next run', s.paused ? '- (paused)' : fmtTime(s.nextRunAt)],
+  ];
+  if (s.scaler)
+    lines.push(
+      ['target', fmtRate(s.scaler.targetProofsPerHour)],
+      [
+        'budget',
+        `${fmtDph(s.scaler.maxDollarsPerHour)}, at most ${s.scaler.maxInstances} instances, ${s.scaler.maxConcurrentBenchmarks} benchmarks at once`,
+      ],
+      ['min rate', fmtRate(s.scaler.minRateProofsPerHour)],
+      ['GPUs', s.scaler.gpuModels.join(', ')],
+    );
+  lines.push(['last run', lastRunText(s)]);
+  return `${s.scheduleId}\n${fields(lines)}`;
+}
+
+export function registerSchedule(program: Command, ctx: CliContext): void {
+  const schedule = program.command('schedule').description('the fleet-scaler and orphan-reconciler schedules');
+  schedule
+    .command('setup')
+    .description('create or update the fleet-scaler and orphan-reconciler schedules')
+    .option(
+      '--target-rate <proofs/h>',
+      'fleet target (default 200)',
+      decimalNumber('--target-rate', 0, 1_000_000, 'proofs/h'),
+      200,
+    )
+    .option(
+      '--max-dph <$/h>',
+      'budget for the whole fleet (default 5)',
+      decimalNumber('--max-dph', 0, 10_000, '$/h'),
+      5,
+    )
+    .option(
+      '--max-instances <n>',
+      'instances at most (default 8)',
+      wholeNumber('--max-instances', 0, 1000, 'instances'),
+      8,
+    )
+    .option(
+      '--max-benchmarks <n>',
+      'benchmarks at once (default 3)',
+      wholeNumber('--max-benchmarks', 0, 100, 'benchmarks'),
+      3,
+    )
+    .option(
+      '--min-rate <proofs/h>',
+      'keep/kill bar (default 29)',
+      decimalNumber('--min-rate', 0, 1_000_000, 'proofs/h', true),
+      29,
+    )
+    .option('--gpu <model>', 'a GPU model to rent (repeatable)', collect)
+    .option('--every <seconds>', 'run interval (default 600)', wholeNumber('--every', 10, 604_800, 's'), 600)
+    .action(
+      async (o: {
+        targetRate: number;
+        maxDph: number;
+        maxInstances: number;
+        maxBenchmarks: number;
+        minRate: number;
+        gpu?: string[];
+        every: number;
+      }) => {
+        const c = await ctx.temporal();
+        const scaler = await ensureScalerSchedule(c, {
+          intervalSec: o.every,
+          taskQueue: ctx.taskQueue,
+          input: {
+            targetRate: workflowRate(o.targetRate),
+            maxDph: o.maxDph,
+            maxInstances: o.maxInstances,
+            maxConcurrentBenchmarks: o.maxBenchmarks,
+            explorationSlots: 1,
+            minRate: workflowRate(o.minRate),
+            offerCheckSec: 120,
+            filter: {
+              gpuModels: o.gpu ?? DEFAULT_GPUS,
+              minRamMb: 128_000,
+              minReliability: 0.95,
+              minCuda: 12,
+              maxOfferDph: 2,
+            },
+          },
+        });
+        const reconciler = await ensureReconcilerSchedule(c, { intervalSec: o.every, taskQueue: ctx.taskQueue });
+        console.log(`fleet-scaler schedule ${scaler}, orphan-reconciler schedule ${reconciler} (every ${o.every} s)`);
+      },
+    );
+
+  schedule
+    .command('status')
+    .description("target, budget, paused, next and last run (default: both of this fleet's schedules)")
+    .argument('[scheduleId...]', `schedule ids (default: ${KNOWN})`)
+    .option('--json', 'print as JSON')
+    .action(async (ids: string[], opts: { json?: boolean }) => {
+      const c = await ctx.temporal();
+      const list = ids.length > 0 ? ids : [SCALER_SCHEDULE_ID, RECONCILER_SCHEDULE_ID];
+      const all: ScheduleStatus[] = [];
+      for (const id of list) all.push(await scheduleStatus(c, id));
+      output(opts.json, { schedules: all }, () => all.map(renderSchedule).join('\n\n'));
+    });
+
+  for (const action of ['pause', 'resume', 'trigger'] as const) {
+    schedule
+      .command(action)
+      .description(`${action} a schedule${action === 'trigger' ? ' (run it once now)' : ''}`)
+      .argument('<scheduleId>', `e.g. ${KNOWN}`)
+      .action(async (id: string) => {
+        const handle = (await ctx.temporal()).schedule.getHandle(id);
+        await onSchedule(id, async () => {
+          if (action === 'pause') await handle.pause(`paused by ${ctx.operator}`);
+          else if (action === 'resume') await handle.unpause(`resumed by ${ctx.operator}`);
+          else await handle.trigger();
+        });
+        console.log(`schedule ${id}: ${action} done`);
+      });
+  }
+}
