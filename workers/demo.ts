@@ -9,10 +9,16 @@ import { freePort } from '../infra/temporal/dev-server.js';
 import type { FleetScalerInput, FleetScalerResult } from '../workflows/fleet-scaler.js';
 import type { fleetScaler } from '../workflows/index.js';
 import { lifecycleStatusQuery } from '../workflows/index.js';
+import { fmtDph, fmtGb, fmtRate, table } from './cli/format.js';
 import { exportHistory } from './cli/history.js';
 import { waitForVerdict } from './cli/verdict.js';
-import { ensureScalerSchedule, SCALER_SCHEDULE_ID } from './schedules.js';
-import { compressedLifecycle, startSimStack } from './sim-stack.js';
+import {
+  ensureReconcilerSchedule,
+  ensureScalerSchedule,
+  RECONCILER_SCHEDULE_ID,
+  SCALER_SCHEDULE_ID,
+} from './schedules.js';
+import { compressedLifecycle, type SimStack, startSimStack } from './sim-stack.js';
 
 /**
  * `npm run demo`: a simulated fleet on embedded defaults. Starts a Temporal dev server with its UI, an
@@ -42,12 +48,43 @@ async function isFree(port: number): Promise<boolean> {
   });
 }
 
+const say = (msg: string) => console.log(`[demo] ${msg}`);
+
+/**
+ * Ctrl-C and SIGTERM stop everything the demo started — simulated hosts, worker, Postgres, Temporal —
+ * once, and exit without a stack trace. The SDK's own signal handling is off (shutdownSignals: []) so
+ * the worker is not shut down twice from two places.
+ */
+let stack: SimStack | null = null;
+let stopping: Promise<void> | null = null;
+function stopAll(why: string): Promise<void> {
+  stopping ??= (async () => {
+    say(`${why}: stopping the simulated hosts, the worker, Postgres and Temporal…`);
+    if (stack) {
+      for (const id of [SCALER_SCHEDULE_ID, RECONCILER_SCHEDULE_ID])
+        await stack.client.schedule
+          .getHandle(id)
+          .pause('demo stopping')
+          .catch(() => undefined);
+      await stack.close();
+    }
+    say('stopped');
+  })();
+  return stopping;
+}
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.on(signal, () => {
+    void stopAll(signal === 'SIGINT' ? 'Ctrl-C' : 'SIGTERM').then(() => process.exit(0));
+  });
+// Whatever way the process ends, no simulated host outlives it (the kill is synchronous).
+process.once('exit', () => void stack?.vast.close());
+
 async function main(): Promise<void> {
-  Runtime.install({ logger: new DefaultLogger('ERROR') });
-  const say = (msg: string) => console.log(`[demo] ${msg}`);
+  Runtime.install({ logger: new DefaultLogger('ERROR'), shutdownSignals: [] });
   const catalogue = CatalogueSchema.parse(JSON.parse(readFileSync(catalogueFile, 'utf8')));
 
-  const stack = await startSimStack(catalogue.offers, { port: await portOr(7233), uiPort: await portOr(8233) }, say);
+  stack = await startSimStack(catalogue.offers, { port: await portOr(7233), uiPort: await portOr(8233) }, say);
+  if (stopping) return;
   const { temporal, client, vast } = stack;
   say(`time runs ${Math.round(1 / scale)}x`);
 
@@ -73,63 +110,82 @@ async function main(): Promise<void> {
     lifecycle: compressed,
   };
   const created = await ensureScalerSchedule(client, { intervalSec: 3600 * scale * 10, input: scalerInput });
+  // As a deployment does: the reconciler destroys any instance whose lifecycle is gone (every 10 min, compressed).
+  const reconciler = await ensureReconcilerSchedule(client, { intervalSec: Math.max(1, Math.round(600 * scale)) });
+  say(`orphan-reconciler schedule ${reconciler} (every ${Math.round(600 * scale)} s, 10 min simulated)`);
   say(`fleet-scaler schedule ${created}; triggering a run now (target ${400} proofs/h, max $5/h)`);
   await client.schedule.getHandle(SCALER_SCHEDULE_ID).trigger();
   const started = await scalerRunStarted(client);
   say(`scaler started ${started.length} lifecycles: ${started.map((s) => s.offerId).join(', ')}`);
 
+  const clip = (text: string, n: number) => (text.length > n ? `${text.slice(0, n - 1)}…` : text);
+  const real = (text: string) =>
+    text
+      .replace(/\d+(\.\d+)? proofs\/h/g, (m) => `${Math.round(parseFloat(m) * scale * 10) / 10} proofs/h`)
+      .replace(String(minRate / scale), String(minRate));
+  const verdict = <
+    T extends { offer: { id: number }; outcome: string; type: string; rate: number | null; reason: string },
+  >(
+    r: T,
+  ): T => {
+    const rate = r.rate === null ? '' : ` at ${Math.round(r.rate * scale * 10) / 10} proofs/h`;
+    say(
+      `verdict: offer ${r.offer.id} ${r.outcome}${r.type ? ` (${r.type})` : ''}${rate}: ${clip(real(r.reason), 100)}`,
+    );
+    return r;
+  };
+  say('waiting for verdicts (each is printed as it arrives)…');
   const rows = await Promise.all(
-    started.map(async ({ offerId, workflowId }) => {
-      const offer = catalogue.offers.find((o) => o.id === offerId)!;
-      const handle = client.workflow.getHandle(workflowId);
-      if ((await waitForVerdict(client, workflowId, 600_000)) === 'promoted') {
-        const st = await handle.query(lifecycleStatusQuery);
-        return {
-          offer,
-          workflowId,
-          outcome: 'promoted',
-          type: '',
-          rate: st.rate,
-          reason: `${st.rate} proofs/h >= ${minRate / scale}`,
-        };
-      }
-      try {
-        await handle.result();
-        return { offer, workflowId, outcome: 'closed', type: '', rate: null, reason: '' };
-      } catch (err) {
-        const cause = err instanceof WorkflowFailedError ? err.cause : err;
-        const type = cause instanceof ApplicationFailure ? (cause.type ?? '') : 'error';
-        const d =
-          cause instanceof ApplicationFailure ? (cause.details?.[0] as { rate?: number } | undefined) : undefined;
-        return {
-          offer,
-          workflowId,
-          outcome: 'killed',
-          type,
-          rate: d?.rate ?? null,
-          reason: cause instanceof Error ? cause.message : String(cause),
-        };
-      }
-    }),
+    started.map(async ({ offerId, workflowId }) => verdict(await outcomeOf(offerId, workflowId))),
   );
+  async function outcomeOf(offerId: number, workflowId: string) {
+    const offer = catalogue.offers.find((o) => o.id === offerId)!;
+    const handle = client.workflow.getHandle(workflowId);
+    if ((await waitForVerdict(client, workflowId, 600_000)) === 'promoted') {
+      const st = await handle.query(lifecycleStatusQuery);
+      return {
+        offer,
+        workflowId,
+        outcome: 'promoted',
+        type: '',
+        rate: st.rate,
+        reason: `${st.rate} proofs/h >= ${minRate / scale}`,
+      };
+    }
+    try {
+      await handle.result();
+      return { offer, workflowId, outcome: 'closed', type: '', rate: null, reason: '' };
+    } catch (err) {
+      const cause = err instanceof WorkflowFailedError ? err.cause : err;
+      const type = cause instanceof ApplicationFailure ? (cause.type ?? '') : 'error';
+      const d = cause instanceof ApplicationFailure ? (cause.details?.[0] as { rate?: number } | undefined) : undefined;
+      return {
+        offer,
+        workflowId,
+        outcome: 'killed',
+        type,
+        rate: d?.rate ?? null,
+        reason: cause instanceof Error ? cause.message : String(cause),
+      };
+    }
+  }
 
   console.log('\nOutcomes (rates converted back to real-time proofs/hour):\n');
-  console.table(
-    rows.map((r) => ({
-      offer: r.offer.id,
-      gpu: `${r.offer.num_gpus}x ${r.offer.gpu_name}`,
-      machine: r.offer.machine_id,
-      'RAM GB': Math.round(r.offer.cpu_ram / 1024),
-      // Billed $/h (storage for the 200 GB disk included), as Vast reports it on the instance.
-      '$/h billed': stack.vast.ledger().find((i) => i.offerId === r.offer.id)?.dph.toFixed(3) ?? '',
-      outcome: r.outcome,
-      'failure type': r.type,
-      'proofs/h': r.rate === null ? '' : Math.round(r.rate * scale * 10) / 10,
-      reason: r.reason
-        .replace(/\d+(\.\d+)? proofs\/h/g, (m) => `${Math.round(parseFloat(m) * scale * 10) / 10} proofs/h`)
-        .replace(String(minRate / scale), String(minRate))
-        .slice(0, 90),
-    })),
+  console.log(
+    table(
+      rows.map((r) => ({
+        offer: r.offer.id,
+        gpu: `${r.offer.num_gpus}x ${r.offer.gpu_name}`,
+        machine: r.offer.machine_id,
+        RAM: fmtGb(r.offer.cpu_ram),
+        // Billed $/h (storage for the 200 GB disk included), as Vast reports it on the instance.
+        'billed price': fmtDph(vast.ledger().find((i) => i.offerId === r.offer.id)?.dph),
+        outcome: r.outcome,
+        'failure type': r.type || '-',
+        rate: r.rate === null ? '-' : fmtRate(r.rate * scale),
+        reason: clip(real(r.reason), 90),
+      })),
+    ),
   );
   if (recordDir) {
     for (const row of rows) {
@@ -148,6 +204,9 @@ async function main(): Promise<void> {
       `Killed ones:  ${ui}/namespaces/${temporal.namespace}/workflows?query=${encodeURIComponent('Outcome="killed"')}`,
     );
   }
+  console.log(
+    `\nOperator CLI against this demo:\n  export TEMPORAL_ADDRESS=${temporal.address} SIM_TIME_SCALE=${scale}${ui ? ` TEMPORAL_UI_URL=${ui}` : ''}\n  npx gpu-fleet fleet status`,
+  );
   const leaked = vast
     .ledger()
     .filter((l) => !l.destroyed && !rows.some((r) => r.outcome === 'promoted' && r.offer.id === l.offerId));
@@ -155,16 +214,12 @@ async function main(): Promise<void> {
     `\nInstances still rented: ${vast.ledger().filter((l) => !l.destroyed).length} (promoted ones); leaked: ${leaked.length}`,
   );
 
-  const shutdown = async () => {
-    await client.schedule.getHandle(SCALER_SCHEDULE_ID).pause('demo stopping');
-    await stack.close();
-  };
+  if (leaked.length > 0) process.exitCode = 1;
   if (keepOpen && ui) {
     console.log('\nThe UI stays up until you press Ctrl-C.');
-    await new Promise<void>((resolve) => process.once('SIGINT', () => resolve()));
+    return; // the signal handler stops everything
   }
-  await shutdown();
-  if (leaked.length > 0) process.exitCode = 1;
+  await stopAll('done');
 }
 
 /** The lifecycles the first scaler run started, read from its result. */
@@ -183,7 +238,10 @@ async function scalerRunStarted(client: Client): Promise<FleetScalerResult['star
   throw new Error('the fleet-scaler schedule did not start a run');
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
+main().catch(async (err: unknown) => {
+  // A stop in progress makes waiting calls fail; that is the stop, not an error to show.
+  if (stopping) return;
+  console.error(err instanceof Error ? `[demo] failed: ${err.message}` : err);
+  await stopAll('failed');
   process.exit(1);
 });

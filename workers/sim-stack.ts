@@ -68,14 +68,30 @@ export async function startSimStack(
     databaseUrl,
     embeddedDb: embedded !== null,
     async close() {
-      worker.shutdown();
-      await workerRun;
-      await vast.close();
-      await connection.close();
-      await nativeConnection.close();
-      await pool.end();
-      await embedded?.stop();
-      await temporal.stop();
+      // Each step runs even if an earlier one fails, so a stop never leaves hosts or servers behind;
+      // the worker may already be stopping (a signal reached the SDK first).
+      const steps: Array<[string, () => Promise<unknown>]> = [
+        ['simulated Vast and its hosts', () => vast.close()],
+        [
+          'control worker',
+          async () => {
+            if (worker.getState() === 'RUNNING') worker.shutdown();
+            await workerRun;
+          },
+        ],
+        ['client connection', () => connection.close()],
+        ['worker connection', () => nativeConnection.close()],
+        ['Postgres pool', () => pool.end()],
+        ['embedded Postgres', async () => embedded?.stop()],
+        ['Temporal dev server', () => temporal.stop()],
+      ];
+      for (const [what, step] of steps) {
+        try {
+          await step();
+        } catch (err) {
+          log(`stopping ${what}: ${err instanceof Error ? err.message : String(err)}`);
+        }
+      }
     },
   };
 }

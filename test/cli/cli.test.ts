@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -14,6 +14,7 @@ const run = promisify(execFile);
 const MODEL = `CLI-GPU-${Date.now()}`;
 const offer = simOffer({ gpu_name: MODEL, host: { proofSec: 100 } });
 const other = simOffer({ gpu_name: MODEL, dph_total: 0.3 });
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'cli-'));
 
 let env: FleetEnv;
 beforeAll(async () => {
@@ -21,15 +22,21 @@ beforeAll(async () => {
 });
 afterAll(async () => env?.close());
 
-/** Runs the real CLI as an operator would, against the test server and worker queue. */
-async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+/** Runs the real CLI as an operator would, against the test server and worker queue (rates in real units). */
+async function cli(
+  args: string[],
+  extraEnv: Record<string, string> = {},
+): Promise<{ code: number; out: string; err: string }> {
   try {
     const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'workers/cli.ts', ...args], {
       env: {
         ...process.env,
         TEMPORAL_ADDRESS: inject('temporalAddress'),
         CONTROL_TASK_QUEUE: env.taskQueue,
+        TEMPORAL_UI_URL: 'http://ui.example:8233',
+        SIM_TIME_SCALE: '0.01',
         USER: 'tester',
+        ...extraEnv,
       },
     });
     return { code: 0, out: stdout, err: stderr };
@@ -38,78 +45,264 @@ async function cli(...args: string[]): Promise<{ code: number; out: string; err:
     return { code: x.code, out: x.stdout, err: x.stderr };
   }
 }
+const json = <T>(r: { out: string }): T => JSON.parse(r.out) as T;
+
+/** A human table: a header, no console.table index column, no quoted strings. */
+function expectPlainTable(text: string): void {
+  expect(text).not.toContain('(index)');
+  expect(text).not.toMatch(/'[^']*'/);
+  expect(text).not.toContain('│');
+}
+
+describe('operator CLI: usage and refusals (no server needed)', () => {
+  it('prints help overall and per command', async () => {
+    const help = await cli(['--help']);
+    expect(help.code).toBe(0);
+    for (const c of [
+      'fleet',
+      'offers',
+      'deploy',
+      'status',
+      'kill',
+      'promote',
+      'logs',
+      'machines',
+      'schedule',
+      'replay',
+    ])
+      expect(help.out).toContain(c);
+    const dep = await cli(['deploy', '--help']);
+    expect(dep.code).toBe(0);
+    expect(dep.out).toContain('Usage: gpu-fleet deploy [options] <offerId>');
+    expect(dep.out).toContain('--min-rate <proofs/h>');
+    expect(dep.out).not.toContain('schedule');
+  });
+
+  it('refuses bad numbers instead of reinterpreting them, naming the field and range, exit 2 with one usage', async () => {
+    const cases: Array<[string[], string]> = [
+      [['deploy', 'abc'], "offerId must be a whole number from 1 to 9007199254740991, got 'abc'"],
+      [['deploy', '1e3'], "got '1e3'"],
+      [['deploy', '99999999999999999999'], 'offerId must be a whole number from 1 to 9007199254740991'],
+      [
+        ['deploy', '12', '--min-rate', ''],
+        "--min-rate must be a number above 0, at most 1000000 proofs/h (plain decimal), got ''",
+      ],
+      [['deploy', '12', '--min-rate', '1e999'], "got '1e999'"],
+      [['offers', '--min-rate', '0'], '--min-rate must be a number above 0'],
+      [['machines', 'bad', '-3', '--reason', 'x'], 'machineId'],
+      [
+        ['schedule', 'setup', '--max-dph=-1'],
+        "--max-dph must be a number from 0 to 10000 $/h (plain decimal), got '-1'",
+      ],
+      [['schedule', 'setup', '--every', '5'], '--every must be a whole number from 10 to 604800 s'],
+      [['status', 'x', '--watch', '0'], '--watch must be a whole number from 1 to 3600 s'],
+    ];
+    for (const [args, message] of cases) {
+      const r = await cli(args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.err).toContain(message);
+      expect(r.err).toMatch(/usage: gpu-fleet \S+/);
+      expect(r.err.split('\n').length, 'one usage line, not the whole help').toBeLessThan(5);
+    }
+    const reason = await cli(['machines', 'ignore', '12']);
+    expect(reason.code).toBe(2);
+    expect(reason.err).toContain("required option '--reason <text>' not specified");
+    expect(reason.err).toContain('usage: gpu-fleet machines ignore [options] <machineId>');
+    expect((await cli(['kill', 'x', '--reason', '  '])).err).toContain('--reason must be 1 to 500 characters');
+    const unknown = await cli(['frobnicate']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.err).toContain("unknown command 'frobnicate'");
+    expect((await cli(['schedule', 'setup', '--max-dollars', '3'])).err).toContain("unknown option '--max-dollars'");
+  });
+
+  it('names TEMPORAL_ADDRESS when the server cannot be reached', async () => {
+    const r = await cli(['fleet', 'status'], { TEMPORAL_ADDRESS: '127.0.0.1:1' });
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('cannot reach the Temporal server at 127.0.0.1:1 (TEMPORAL_ADDRESS)');
+  });
+
+  it('refuses an empty history and a history cut in half, with a clear reason', async () => {
+    const empty = path.join(tmp, 'empty.json');
+    writeFileSync(empty, JSON.stringify({ events: [] }));
+    const r = await cli(['replay', empty]);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('the history holds no events');
+    expect(r.err).not.toMatch(/at .*\.js:\d+/);
+    const garbage = path.join(tmp, 'garbage.json');
+    writeFileSync(garbage, '{not json');
+    expect((await cli(['replay', garbage])).err).toContain('cannot read');
+  });
+});
 
 describe('operator CLI, end to end through Temporal', () => {
-  it('prints help, and rejects bad arguments naming the field', async () => {
-    const help = await cli('--help');
-    expect(help.code).toBe(0);
-    expect(help.out).toMatch(
-      /fleet status[\s\S]*offers[\s\S]*machines bad\|ignore\|unignore[\s\S]*schedule pause\|resume\|trigger/,
-    );
-    const bad = await cli('deploy', 'abc');
-    expect(bad.code).toBe(2);
-    expect(bad.err).toContain('offerId must be a positive integer, got abc');
-    expect((await cli('machines', 'ignore', '12')).err).toContain('--reason is required');
-    expect((await cli('frobnicate')).err).toContain('unknown command frobnicate');
-  });
+  const id = lifecycleWorkflowId(offer.id);
 
-  it('deploys, shows fleet status and live status, promotes by override, exports and replays, and kills', async () => {
-    // A lenient bar keeps the verdict fast; the override signal still lands in history.
-    const dep = await cli('deploy', String(offer.id), '--min-rate', String(29 / 0.01));
+  it('deploys, shows fleet status and live status, promotes by override, exports and replays', async () => {
+    // A lenient bar (real proofs/h, converted with SIM_TIME_SCALE) keeps the verdict fast; the override still lands.
+    const dep = await cli(['deploy', String(offer.id), '--min-rate', '29', '--json']);
     expect(dep.code, dep.err).toBe(0);
-    const id = lifecycleWorkflowId(offer.id);
-    expect(dep.out).toContain(id);
-    expect((await cli('promote', id, '--reason', 'trusted host')).code).toBe(0);
+    const started = json<{ workflowId: string; ui: string; offer: { machineId: number } }>(dep);
+    expect(started.workflowId).toBe(id);
+    expect(started.ui).toBe(`http://ui.example:8233/namespaces/default/workflows/${id}`);
+    expect(started.offer.machineId).toBe(offer.machine_id);
+    const input = (await env.client.workflow.getHandle(id).fetchHistory()).events?.[0];
+    expect(input?.workflowExecutionStartedEventAttributes).toBeTruthy();
+    const again = await cli(['deploy', String(offer.id)]);
+    expect(again.code).toBe(1);
+    expect(again.err).toContain('already running; nothing deployed');
+    expect((await cli(['promote', id, '--reason', 'trusted host'])).code).toBe(0);
     expect(await waitForVerdict(env.client, id)).toBe('promoted');
 
-    const fleet = await cli('fleet', 'status');
+    const fleet = await cli(['fleet', 'status']);
+    expect(fleet.code, fleet.err).toBe(0);
+    expectPlainTable(fleet.out);
     expect(fleet.out).toContain(id);
     expect(fleet.out).toContain(`${offer.num_gpus}x ${MODEL}`);
-    expect(fleet.out).toContain('promoted');
-    const status = JSON.parse((await cli('status', id)).out) as { stage: string; instanceId: number };
-    expect(status.stage).toBe('promoted');
-    expect(status.instanceId).toBeGreaterThan(0);
+    expect(fleet.out).toMatch(/proving\s+[\d.,]+ proofs\/h/);
+    expect(fleet.out).toMatch(/billing\s+\$[\d.]+\/h/);
+    expect(fleet.out).toMatch(/per proof\s+\$[\d.]+/);
+    const fj = json<{
+      lifecycles: Array<{ workflowId: string; stage: string; benchRateProofsPerHour: number }>;
+      totals: { byStage: Record<string, number>; dollarsPerHour: number };
+    }>(await cli(['fleet', 'status', '--json']));
+    const mine = fj.lifecycles.find((l) => l.workflowId === id);
+    expect(mine?.stage).toBe('promoted');
+    // The simulator proves 100x fast; the CLI shows real proofs/h (under 100 for one 100 s-proof host).
+    expect(mine?.benchRateProofsPerHour).toBeGreaterThan(0);
+    expect(mine?.benchRateProofsPerHour).toBeLessThan(500);
+    expect(fj.totals.byStage.promoted).toBeGreaterThanOrEqual(1);
+    expect(fj.totals.dollarsPerHour).toBeGreaterThan(0);
 
-    const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'cli-')), 'run.json');
-    expect((await cli('history', 'export', id, file)).out).toMatch(/wrote \d+ events/);
-    const replay = await cli('replay', file);
+    const status = await cli(['status', id]);
+    expect(status.code, status.err).toBe(0);
+    expect(status.out).toMatch(/stage\s+promoted/);
+    expect(status.out).toMatch(/rate\s+[\d.,]+ proofs\/h \(benchmark\)/);
+    expect(status.out).toMatch(/price\s+\$[\d.]+\/h, \$[\d.]+ per proof/);
+    expect(status.out).toMatch(/rented for\s+\d+ (s|min)/);
+    const sj = json<{ stage: string; instanceId: number; rentalAgeSec: number; timeScale: number }>(
+      await cli(['status', id, '--json']),
+    );
+    expect(sj.stage).toBe('promoted');
+    expect(sj.instanceId).toBeGreaterThan(0);
+    expect(sj.timeScale).toBe(0.01);
+
+    const file = path.join(tmp, 'run.json');
+    expect((await cli(['history', 'export', id, file])).out).toMatch(/wrote \d+ events/);
+    const replay = await cli(['replay', file, '--partial']);
     expect(replay.code, replay.err).toBe(0);
+    expect(replay.out.trim().split('\n')).toHaveLength(1);
     expect(replay.out).toContain('OK');
-    const history = await env.client.workflow.getHandle(id).fetchHistory();
-    expect(
-      history.events?.some((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'promoteOverride'),
-    ).toBe(true);
-
-    expect((await cli('kill', id)).code).toBe(0);
-    await expect(env.client.workflow.getHandle(id).result()).rejects.toThrow();
-    expect(env.sim.ledger().find((l) => l.offerId === offer.id)).toMatchObject({ destroyed: true });
+    expect(replay.err).toBe('');
+    // The running workflow's export ends before it closed: without --partial it cannot be judged.
+    const cut = await cli(['replay', file]);
+    expect(cut.code).toBe(1);
+    expect(cut.err).toContain('before the workflow closed');
   });
 
-  it('lists offers ranked with the performance overlay, and manages machines through workflows', async () => {
-    const offers = await cli('offers', '--gpu', MODEL);
-    expect(offers.code, offers.err).toBe(0);
-    expect(offers.out).toContain(String(other.id));
+  it('kills with a reason and waits for the confirmed destroy; a second kill is refused; logs stay readable', async () => {
+    const kill = await cli(['kill', id, '--reason', 'test over', '--json']);
+    expect(kill.code, kill.err + kill.out).toBe(0);
+    expect(json<{ destroy: string; execution: string }>(kill)).toMatchObject({
+      destroy: 'confirmed',
+      execution: 'CANCELLED',
+    });
+    expect(env.sim.ledger().find((l) => l.offerId === offer.id)).toMatchObject({ destroyed: true });
+    const history = await env.client.workflow.getHandle(id).fetchHistory();
+    expect(
+      history.events?.find((e) => e.workflowExecutionCancelRequestedEventAttributes)
+        ?.workflowExecutionCancelRequestedEventAttributes?.cause,
+    ).toBe('tester: test over');
 
-    const bad = await cli('machines', 'bad', String(other.machine_id), '--reason', 'burnt VRAM');
+    const again = await cli(['kill', id, '--reason', 'again']);
+    expect(again.code).toBe(1);
+    expect(again.err).toContain('is already cancelled: there is nothing to kill');
+    expect((await cli(['promote', id, '--reason', 'late'])).code).toBe(1);
+
+    // A closed lifecycle: one status print, then --watch ends by itself.
+    const watch = await cli(['status', id, '--watch', '1']);
+    expect(watch.code, watch.err).toBe(0);
+    expect(watch.out).toContain(`${id} (cancelled)`);
+
+    const file = path.join(tmp, 'closed.json');
+    await cli(['history', 'export', id, file]);
+    expect((await cli(['replay', file])).code).toBe(0);
+    const whole = JSON.parse(readFileSync(file, 'utf8')) as { events: unknown[] };
+    const half = path.join(tmp, 'half.json');
+    writeFileSync(half, JSON.stringify({ events: whole.events.slice(0, Math.floor(whole.events.length / 2)) }));
+    const cut = await cli(['replay', half]);
+    expect(cut.code).toBe(1);
+    expect(cut.err).toContain('before the workflow closed');
+
+    const logs = await cli(['logs', id, '--json']);
+    expect(logs.code, logs.err).toBe(0);
+    const tails = json<{ workflowId: string; tails: Array<{ source: string; text: string }> }>(logs);
+    expect(tails.workflowId).toBe(id);
+    const stored = await env.pool.query('SELECT source FROM log_tails WHERE workflow_id = $1', [id]);
+    expect(tails.tails.map((t) => t.source).sort()).toEqual(
+      stored.rows.map((r: { source: string }) => r.source).sort(),
+    );
+    const human = await cli(['logs', id]);
+    expect(human.code).toBe(0);
+    expect(human.out).toMatch(stored.rowCount ? /=== \S+ \(stored / : /no log tails stored/);
+    expect((await cli(['logs', 'no-such-lifecycle'])).out).toContain('no log tails stored for no-such-lifecycle');
+  });
+
+  it('lists offers, marks, lists and ignores machines, and deploy warns about a bad machine', async () => {
+    const offers = await cli(['offers', '--gpu', MODEL]);
+    expect(offers.code, offers.err).toBe(0);
+    expectPlainTable(offers.out);
+    expect(offers.out).toContain(String(other.id));
+    expect(offers.out).toMatch(/\$0\.300\/h/);
+    const oj = json<{ offers: Array<{ offerId: number; dollarsPerHour: number }> }>(
+      await cli(['offers', '--gpu', MODEL, '--json']),
+    );
+    expect(oj.offers.map((o) => o.offerId)).toContain(other.id);
+
+    const bad = await cli(['machines', 'bad', String(other.machine_id), '--reason', 'burnt VRAM']);
     expect(bad.code, bad.err).toBe(0);
     const row = await env.pool.query('SELECT source, reason, ignored FROM bad_machines WHERE machine_id = $1', [
       other.machine_id,
     ]);
     expect(row.rows[0]).toMatchObject({ source: 'operator', reason: 'tester: burnt VRAM', ignored: false });
-    expect((await cli('offers', '--gpu', MODEL)).out).not.toContain(String(other.id));
+    expect((await cli(['offers', '--gpu', MODEL])).out).not.toContain(String(other.id));
 
-    expect((await cli('machines', 'ignore', String(other.machine_id), '--reason', 'fixed')).code).toBe(0);
-    expect(
-      (await env.pool.query('SELECT ignored FROM bad_machines WHERE machine_id = $1', [other.machine_id])).rows[0]
-        ?.ignored,
-    ).toBe(true);
-    expect((await cli('offers', '--gpu', MODEL)).out).toContain(String(other.id));
-    expect((await cli('machines', 'unignore', String(other.machine_id), '--reason', 'again')).code).toBe(0);
-    expect((await cli('machines', 'ignore', '999999999', '--reason', 'x')).code).toBe(1);
+    const list = await cli(['machines', 'list']);
+    expect(list.code, list.err).toBe(0);
+    expectPlainTable(list.out);
+    expect(list.out).toMatch(new RegExp(`${other.machine_id}\\s+bad\\s+operator\\s+tester: burnt VRAM`));
+    expect(list.out).toContain('bad by tester at ');
+
+    const dep = await cli(['deploy', String(other.id)]);
+    expect(dep.code, dep.err).toBe(0);
+    expect(dep.err).toContain(`warning: machine ${other.machine_id} is marked bad (operator`);
+    expect(dep.out).toContain('Temporal UI: http://ui.example:8233/');
+    const kill = await cli(['kill', lifecycleWorkflowId(other.id), '--reason', 'bad machine']);
+    expect(kill.code, kill.err + kill.out).toBe(0);
+    expect(kill.out).toMatch(/destroyed \(confirmed|no instance had been rented/);
+
+    const missing = await cli(['deploy', '987654321']);
+    expect(missing.code).toBe(1);
+    expect(missing.err).toContain('offer 987654321 is not on the market now');
+
+    expect((await cli(['machines', 'ignore', String(other.machine_id), '--reason', 'fixed'])).code).toBe(0);
+    const lj = json<{
+      machines: Array<{
+        machineId: number;
+        ignored: boolean;
+        lastOperatorAction: { action: string; operator: string; reason: string };
+      }>;
+    }>(await cli(['machines', 'list', '--json']));
+    expect(lj.machines.find((m) => m.machineId === other.machine_id)).toMatchObject({
+      ignored: true,
+      lastOperatorAction: { action: 'ignore', operator: 'tester', reason: 'fixed' },
+    });
+    expect((await cli(['offers', '--gpu', MODEL])).out).toContain(String(other.id));
+    expect((await cli(['machines', 'unignore', String(other.machine_id), '--reason', 'again'])).code).toBe(0);
+    expect((await cli(['machines', 'ignore', '999999999', '--reason', 'x'])).code).toBe(1);
   });
 
-  it('sets up both schedules idempotently', async () => {
-    const first = await cli(
+  it('sets up both schedules idempotently and shows their status', async () => {
+    const first = await cli([
       'schedule',
       'setup',
       '--target-rate',
@@ -120,24 +313,36 @@ describe('operator CLI, end to end through Temporal', () => {
       '3600',
       '--gpu',
       MODEL,
-    );
+    ]);
     expect(first.code, first.err).toBe(0);
     expect(first.out).toContain('fleet-scaler schedule created, orphan-reconciler schedule created');
-    const again = await cli('schedule', 'setup', '--target-rate', '150', '--every', '1800');
+    const again = await cli(['schedule', 'setup', '--target-rate', '150', '--every', '1800']);
     expect(again.out).toContain('fleet-scaler schedule updated, orphan-reconciler schedule updated');
     const desc = await env.client.schedule.getHandle('fleet-scaler').describe();
     expect(desc.policies.overlap).toBe('SKIP');
     const action = desc.action as { args?: Array<{ targetRate: number }> };
-    expect(action.args?.[0]?.targetRate).toBe(150);
-    expect((await cli('schedule', 'setup', '--max-dph=-1')).err).toContain('--max-dph must be a number >= 0');
-    const unknown = await cli('schedule', 'setup', '--max-dollars', '3');
-    expect(unknown.code).toBe(2);
-    expect(unknown.err).toContain("Unknown option '--max-dollars'");
+    // 150 real proofs/h is 15000 in the simulator's 100x time.
+    expect(action.args?.[0]?.targetRate).toBe(15000);
+
+    const st = await cli(['schedule', 'status']);
+    expect(st.code, st.err).toBe(0);
+    expect(st.out).toMatch(/target\s+150 proofs\/h/);
+    expect(st.out).toMatch(/budget\s+\$5\.000\/h, at most 8 instances/);
+    expect(st.out).toMatch(/every\s+30 min 00 s/);
+    expect(st.out).toContain('orphan-reconciler');
+    const sj = json<{
+      schedules: Array<{ scheduleId: string; paused: boolean; scaler: { targetProofsPerHour: number } | null }>;
+    }>(await cli(['schedule', 'status', 'fleet-scaler', '--json']));
+    expect(sj.schedules[0]).toMatchObject({
+      scheduleId: 'fleet-scaler',
+      paused: false,
+      scaler: { targetProofsPerHour: 150 },
+    });
     await env.client.schedule.getHandle('fleet-scaler').delete();
     await env.client.schedule.getHandle('orphan-reconciler').delete();
   });
 
-  it('pauses, resumes and triggers schedules', async () => {
+  it('pauses, resumes and triggers schedules, shows the last run, and words a missing schedule', async () => {
     const scheduleId = `cli-schedule-${offer.id}`;
     await ensureScalerSchedule(env.client, {
       scheduleId,
@@ -157,14 +362,22 @@ describe('operator CLI, end to end through Temporal', () => {
       },
     });
     const handle = env.client.schedule.getHandle(scheduleId);
-    expect((await cli('schedule', 'pause', scheduleId)).code).toBe(0);
+    expect((await cli(['schedule', 'pause', scheduleId])).code).toBe(0);
     expect((await handle.describe()).state.paused).toBe(true);
-    expect((await cli('schedule', 'resume', scheduleId)).code).toBe(0);
+    expect((await cli(['schedule', 'status', scheduleId])).out).toMatch(/state\s+paused \(paused by tester\)/);
+    expect((await cli(['schedule', 'resume', scheduleId])).code).toBe(0);
     expect((await handle.describe()).state.paused).toBe(false);
-    expect((await cli('schedule', 'trigger', scheduleId)).code).toBe(0);
+    expect((await cli(['schedule', 'trigger', scheduleId])).code).toBe(0);
     for (let i = 0; i < 50 && (await handle.describe()).info.recentActions.length === 0; i++)
       await new Promise((r) => setTimeout(r, 200));
-    expect((await handle.describe()).info.recentActions.length).toBeGreaterThan(0);
+    const runId = (await handle.describe()).info.recentActions[0]?.action.workflow.workflowId ?? '';
+    await env.client.workflow.getHandle(runId).result();
+    const st = await cli(['schedule', 'status', scheduleId]);
+    expect(st.out).toMatch(/last run\s+\S+ at .*: completed, started 0 lifecycle\(s\)/);
     await handle.delete();
+
+    const missing = await cli(['schedule', 'pause', 'no-such-schedule']);
+    expect(missing.code).toBe(1);
+    expect(missing.err).toContain("no schedule 'no-such-schedule' on this server");
   });
 });

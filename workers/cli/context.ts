@@ -44,7 +44,8 @@ export class CliContext {
 
   /** The Temporal UI page of a workflow, when TEMPORAL_UI_URL says where the UI is. */
   uiLink(workflowId: string): string | null {
-    const ui = process.env.TEMPORAL_UI_URL;
+    // A local dev server serves its UI on 8233 next to 7233; elsewhere only TEMPORAL_UI_URL can say.
+    const ui = process.env.TEMPORAL_UI_URL ?? (this.address === DEFAULT_ADDRESS ? 'http://127.0.0.1:8233' : null);
     if (!ui) return null;
     return `${ui.replace(/\/$/, '')}/namespaces/${encodeURIComponent(this.namespace)}/workflows/${encodeURIComponent(workflowId)}`;
   }

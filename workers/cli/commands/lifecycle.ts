@@ -53,6 +53,14 @@ export function registerLifecycle(program: Command, ctx: CliContext): void {
     .option('--json', 'print the result as JSON')
     .action(async (offerId: number, opts: { minRate?: number; json?: boolean }) => {
       const client = await ctx.temporal();
+      const workflowId = lifecycleWorkflowId(offerId);
+      // First: a rented offer is off the market, so "not on the market" would hide the real reason.
+      const existing = await client.workflow
+        .getHandle(workflowId)
+        .describe()
+        .catch(() => null);
+      if (existing?.status.name === 'RUNNING')
+        throw new CliError(`a lifecycle ${workflowId} for offer ${offerId} is already running; nothing deployed`);
       const check = await client.workflow.execute(offerCheck, {
         taskQueue: ctx.taskQueue,
         workflowId: `offer-check-${offerId}-${Date.now()}`,
@@ -66,7 +74,6 @@ export function registerLifecycle(program: Command, ctx: CliContext): void {
           `warning: machine ${bad.machineId} is marked bad (${bad.source}, ${fmtTime(bad.markedAt)}): ${bad.reason}\n` +
             `         deploying anyway; if it is fixed, run: gpu-fleet machines ignore ${bad.machineId} --reason TEXT`,
         );
-      const workflowId = lifecycleWorkflowId(offerId);
       const minRate = opts.minRate ?? DEFAULT_MIN_RATE;
       try {
         await client.workflow.start(instanceLifecycle, {
