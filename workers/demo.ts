@@ -61,11 +61,22 @@ function stopAll(why: string): Promise<void> {
   stopping ??= (async () => {
     say(`${why}: stopping the simulated hosts, the worker, Postgres and Temporal…`);
     if (stack) {
-      for (const id of [SCALER_SCHEDULE_ID, RECONCILER_SCHEDULE_ID])
-        await stack.client.schedule
-          .getHandle(id)
-          .pause('demo stopping')
-          .catch(() => undefined);
+      // Hosts first: killing them needs nothing else to answer (the kill is synchronous).
+      await stack.vast.close();
+      // On an external server (TEMPORAL_ADDRESS) the schedules would go on renting; the demo's own
+      // server may already be gone, so the pause gets a few seconds, not forever.
+      const client = stack.client;
+      await Promise.race([
+        Promise.all(
+          [SCALER_SCHEDULE_ID, RECONCILER_SCHEDULE_ID].map((id) =>
+            client.schedule
+              .getHandle(id)
+              .pause('demo stopping')
+              .catch(() => undefined),
+          ),
+        ),
+        new Promise((r) => setTimeout(r, 3000).unref()),
+      ]);
       await stack.close();
     }
     say('stopped');
@@ -80,7 +91,12 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const)
 process.once('exit', () => void stack?.vast.close());
 
 async function main(): Promise<void> {
-  Runtime.install({ logger: new DefaultLogger('ERROR'), shutdownSignals: [] });
+  Runtime.install({
+    logger: new DefaultLogger('ERROR'),
+    // The native core's retry warnings (a server stopping under Ctrl-C) would otherwise go straight to stderr.
+    telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} } },
+    shutdownSignals: [],
+  });
   const catalogue = CatalogueSchema.parse(JSON.parse(readFileSync(catalogueFile, 'utf8')));
 
   stack = await startSimStack(catalogue.offers, { port: await portOr(7233), uiPort: await portOr(8233) }, say);

@@ -86,10 +86,17 @@ export async function startSimStack(
         ['Temporal dev server', () => temporal.stop()],
       ];
       for (const [what, step] of steps) {
+        // Bounded: with the server already gone (a terminal's Ctrl-C reaches it too) a step may wait on it.
+        let timer: NodeJS.Timeout | undefined;
+        const timeout = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error('no answer within 10 s, moving on')), 10_000);
+        });
         try {
-          await step();
+          await Promise.race([step(), timeout]);
         } catch (err) {
           log(`stopping ${what}: ${err instanceof Error ? err.message : String(err)}`);
+        } finally {
+          clearTimeout(timer);
         }
       }
     },

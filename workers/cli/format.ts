@@ -54,7 +54,11 @@ export function table(rows: Array<Record<string, Cell>>): string {
   const cols = Object.keys(first);
   const text = rows.map((r) => cols.map((c) => String(r[c] ?? '')));
   const widths = cols.map((c, i) => Math.max(c.length, ...text.map((t) => (t[i] ?? '').length)));
-  const right = cols.map((_, i) => text.every((t) => /^[-$]?[0-9.,]+( |$)|^-$/.test(t[i] ?? '')));
+  const numeric = (cell: string) => /^\$?[0-9.,]+( |$)/.test(cell);
+  // Right-aligned: columns of numbers (a '-' for "none" allowed among them).
+  const right = cols.map(
+    (_, i) => text.some((t) => numeric(t[i] ?? '')) && text.every((t) => numeric(t[i] ?? '') || t[i] === '-'),
+  );
   const line = (cells: string[]) =>
     cells
       .map((cell, i) => (right[i] ? cell.padStart(widths[i] ?? 0) : cell.padEnd(widths[i] ?? 0)))

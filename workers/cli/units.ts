@@ -24,3 +24,12 @@ export function realRate(workflowRate: number, scale = timeScale()): number {
 export function workflowRate(real: number, scale = timeScale()): number {
   return real / scale;
 }
+
+/** Rates inside text a workflow wrote ("12 proofs/h ..."), converted the same way. */
+export function realRatesInText(text: string, scale = timeScale()): string {
+  if (scale === 1) return text;
+  return text.replace(
+    /(\d+(?:\.\d+)?) proofs\/h/g,
+    (_, n: string) => `${Math.round(Number(n) * scale * 10) / 10} proofs/h`,
+  );
+}

@@ -4,6 +4,7 @@ import { machineAdmin, machinesReport } from '../../../workflows/index.js';
 import { machineIdArg, reasonArg } from '../args.js';
 import { type CliContext, output } from '../context.js';
 import { fmtTime, table } from '../format.js';
+import { realRatesInText } from '../units.js';
 
 interface LastAction {
   action: string;
@@ -55,7 +56,7 @@ export function registerMachines(program: Command, ctx: CliContext): void {
                 machine: m.machineId,
                 state: m.ignored ? 'ignored' : 'bad',
                 'marked by': m.source === 'rule' ? 'rule' : `operator`,
-                reason: m.reason,
+                reason: realRatesInText(m.reason),
                 'marked at': fmtTime(m.markedAt),
                 'last operator action': m.lastOperatorAction
                   ? `${m.lastOperatorAction.action} by ${m.lastOperatorAction.operator} at ${fmtTime(m.lastOperatorAction.at)}: ${m.lastOperatorAction.reason}`
