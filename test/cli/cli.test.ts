@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { waitForVerdict } from '../../workers/cli/verdict.js';
 import { ensureScalerSchedule } from '../../workers/schedules.js';
+import { instanceLifecycle } from '../../workflows/index.js';
 import { lifecycleWorkflowId } from '../../workflows/task-queues.js';
 import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
 import { simOffer } from '../helpers/offers.js';
@@ -14,11 +15,12 @@ const run = promisify(execFile);
 const MODEL = `CLI-GPU-${Date.now()}`;
 const offer = simOffer({ gpu_name: MODEL, host: { proofSec: 100 } });
 const other = simOffer({ gpu_name: MODEL, dph_total: 0.3 });
+const watched = simOffer({ gpu_name: `${MODEL}-W`, host: { proofSec: 100 } });
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'cli-'));
 
 let env: FleetEnv;
 beforeAll(async () => {
-  env = await startFleetEnv([offer, other]);
+  env = await startFleetEnv([offer, other, watched]);
 });
 afterAll(async () => env?.close());
 
@@ -299,6 +301,32 @@ describe('operator CLI, end to end through Temporal', () => {
     expect((await cli(['offers', '--gpu', MODEL])).out).toContain(String(other.id));
     expect((await cli(['machines', 'unignore', String(other.machine_id), '--reason', 'again'])).code).toBe(0);
     expect((await cli(['machines', 'ignore', '999999999', '--reason', 'x'])).code).toBe(1);
+  });
+
+  it("shows a promoted instance's age from its first run, across continue-as-new", async () => {
+    const id = `cli-watch-${watched.id}`;
+    const handle = await env.client.workflow.start(instanceLifecycle, {
+      taskQueue: env.taskQueue,
+      workflowId: id,
+      args: [fastRequest(watched.id, { minRate: 29 / 0.01, watch: { intervalSec: 1, samplesPerRun: 2 } })],
+      workflowExecutionTimeout: '5 minutes',
+    });
+    expect(await waitForVerdict(env.client, id)).toBe('promoted');
+    const first = await env.client.workflow.getHandle(id, handle.firstExecutionRunId).describe();
+    let current = await env.client.workflow.getHandle(id).describe();
+    for (let i = 0; i < 100 && current.runId === first.runId; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      current = await env.client.workflow.getHandle(id).describe();
+    }
+    expect(current.runId).not.toBe(first.runId);
+    expect(current.startTime.getTime()).toBeGreaterThan(first.startTime.getTime());
+    const fj = json<{ lifecycles: Array<{ workflowId: string; rentalStartedAt: string }> }>(
+      await cli(['fleet', 'status', '--json']),
+    );
+    expect(fj.lifecycles.find((l) => l.workflowId === id)?.rentalStartedAt).toBe(first.startTime.toISOString());
+    const sj = json<{ rentalStartedAt: string }>(await cli(['status', id, '--json']));
+    expect(sj.rentalStartedAt).toBe(first.startTime.toISOString());
+    expect((await cli(['kill', id, '--reason', 'test over'])).code).toBe(0);
   });
 
   it('sets up both schedules idempotently and shows their status', async () => {
