@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --import tsx
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { Command, CommanderError } from 'commander';
 import { CONTROL_TASK_QUEUE } from '../workflows/task-queues.js';
 import { registerFleet } from './cli/commands/fleet.js';
@@ -55,6 +55,12 @@ async function main(): Promise<number> {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return 0;
       // Everything else is a usage error, a bare command group (`gpu-fleet machines`) included.
       return 2;
+    }
+    if (err instanceof WorkflowNotFoundError) {
+      console.error(
+        `error: no workflow '${err.workflowId}' in namespace ${ctx.namespace} (check the id: gpu-fleet fleet status)`,
+      );
+      return 1;
     }
     console.error(`error: ${err instanceof Error ? err.message : String(err)}`);
     return err instanceof CliError ? err.exitCode : 1;

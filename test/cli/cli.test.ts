@@ -78,6 +78,11 @@ describe('operator CLI: usage and refusals (no server needed)', () => {
     expect(dep.out).toContain('Usage: gpu-fleet deploy [options] <offerId>');
     expect(dep.out).toContain('--min-rate <proofs/h>');
     expect(dep.out).not.toContain('schedule');
+    // The package's `gpu-fleet` bin, from any directory.
+    const bin = path.resolve('bin/gpu-fleet.mjs');
+    const fromElsewhere = await run(process.execPath, [bin, 'kill', '--help'], { cwd: os.tmpdir() });
+    expect(fromElsewhere.stdout).toContain('Usage: gpu-fleet kill [options] <workflowId>');
+    expect(fromElsewhere.stdout).toContain('--no-wait');
   });
 
   it('refuses bad numbers instead of reinterpreting them, naming the field and range, exit 2 with one usage', async () => {
@@ -247,6 +252,9 @@ describe('operator CLI, end to end through Temporal', () => {
     expect(human.code).toBe(0);
     expect(human.out).toMatch(stored.rowCount ? /=== \S+ \(stored / : /no log tails stored/);
     expect((await cli(['logs', 'no-such-lifecycle'])).out).toContain('no log tails stored for no-such-lifecycle');
+    const unknown = await cli(['status', 'no-such-lifecycle']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.err).toContain("no workflow 'no-such-lifecycle' in namespace default");
   });
 
   it('lists offers, marks, lists and ignores machines, and deploy warns about a bad machine', async () => {
