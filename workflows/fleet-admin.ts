@@ -61,7 +61,13 @@ export async function lifecycleLogs(input: {
 export async function offerCheck(input: {
   offerId: number;
 }): Promise<{ offer: OfferFacts | null; badMachine: MachineRecord | null }> {
-  const offers = await vast.searchOffers({ id: { eq: input.offerId }, type: 'on-demand', limit: 1 });
+  // Priced for the disk a lifecycle rents, as the scaler and `offers` search: the price Vast will bill.
+  const offers = await vast.searchOffers({
+    id: { eq: input.offerId },
+    type: 'on-demand',
+    limit: 1,
+    allocated_storage: DEFAULT_DISK_GB,
+  });
   const offer = offers.find((o) => o.offerId === input.offerId) ?? null;
   if (!offer) return { offer: null, badMachine: null };
   const [record] = await store.machineRecords({ machineId: offer.machineId });
