@@ -262,11 +262,13 @@ describe('operator CLI, end to end through Temporal', () => {
     expect(offers.code, offers.err).toBe(0);
     expectPlainTable(offers.out);
     expect(offers.out).toContain(String(other.id));
-    expect(offers.out).toMatch(/\$0\.300\/h/);
+    expect(offers.out).toMatch(new RegExp(`${other.id}\\s.*\\$\\d+\\.\\d{3}\\/h\\s+(unknown|[\\d.]+ proofs\\/h)`));
     const oj = json<{ offers: Array<{ offerId: number; dollarsPerHour: number }> }>(
       await cli(['offers', '--gpu', MODEL, '--json']),
     );
     expect(oj.offers.map((o) => o.offerId)).toContain(other.id);
+    // Priced for the lifecycle's disk (storage included), so at least the base price.
+    expect(oj.offers.find((o) => o.offerId === other.id)?.dollarsPerHour).toBeGreaterThanOrEqual(0.3);
 
     const bad = await cli(['machines', 'bad', String(other.machine_id), '--reason', 'burnt VRAM']);
     expect(bad.code, bad.err).toBe(0);
