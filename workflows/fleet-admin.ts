@@ -1,6 +1,6 @@
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { StoreActivities } from '../activities/store/activities.js';
-import type { MachineRecord } from '../activities/store/queries.js';
+import type { LogTail, MachineRecord } from '../activities/store/queries.js';
 import type { VastActivities } from '../activities/vast/activities.js';
 import { storeOptions, vastApiOptions } from './activity-options.js';
 import { DEFAULT_DISK_GB } from './policy/defaults.js';
@@ -51,9 +51,7 @@ export async function machinesReport(): Promise<{ machines: MachineRecord[] }> {
 }
 
 /** A lifecycle's stored log tails (the CLI's `logs`); they outlive the destroyed instance. */
-export async function lifecycleLogs(input: {
-  workflowId: string;
-}): Promise<{ tails: Array<{ source: string; text: string; at: string }> }> {
+export async function lifecycleLogs(input: { workflowId: string }): Promise<{ tails: LogTail[] }> {
   return { tails: await store.logTails(input.workflowId) };
 }
 

@@ -143,7 +143,7 @@ export function createStoreActivities({ pool }: StoreActivityDeps) {
     },
 
     /** Read-only, for the operator CLI: a lifecycle's stored log tails. */
-    async logTails(workflowId: string): Promise<Array<{ source: string; text: string; at: string }>> {
+    async logTails(workflowId: string): Promise<q.LogTail[]> {
       return q.logTailsFor(pool, workflowId);
     },
 

@@ -278,14 +278,27 @@ export async function machineRecords(db: Db, machineId?: number): Promise<Machin
   }));
 }
 
-/** The stored log tails of one lifecycle (daemon log, benchmark output), by source. */
-export async function logTailsFor(
-  db: Db,
-  workflowId: string,
-): Promise<Array<{ source: string; text: string; at: string }>> {
-  const res = await db.query<{ source: string; text: string; at: Date }>(
-    'SELECT source, text, at FROM log_tails WHERE workflow_id = $1 ORDER BY source',
+export interface LogTail {
+  rentalKey: string;
+  source: string;
+  text: string;
+  at: string;
+}
+
+/**
+ * The stored log tails (daemon log, benchmark output) of every rental a lifecycle's workflow id has
+ * had (an offer rented again reuses the id), newest rental first.
+ */
+export async function logTailsFor(db: Db, workflowId: string): Promise<LogTail[]> {
+  const res = await db.query<{ rental_key: string; source: string; text: string; at: Date }>(
+    `SELECT rental_key, source, text, at FROM log_tails WHERE workflow_id = $1
+     ORDER BY max(at) OVER (PARTITION BY rental_key) DESC, rental_key, source`,
     [workflowId],
   );
-  return res.rows.map((r) => ({ source: r.source, text: r.text, at: new Date(r.at).toISOString() }));
+  return res.rows.map((r) => ({
+    rentalKey: r.rental_key,
+    source: r.source,
+    text: r.text,
+    at: new Date(r.at).toISOString(),
+  }));
 }

@@ -250,7 +250,7 @@ describe('operator CLI, end to end through Temporal', () => {
     );
     const human = await cli(['logs', id]);
     expect(human.code).toBe(0);
-    expect(human.out).toMatch(stored.rowCount ? /=== \S+ \(stored / : /no log tails stored/);
+    expect(human.out).toMatch(stored.rowCount ? /=== \S+ of rental \S+ \(stored / : /no log tails stored/);
     expect((await cli(['logs', 'no-such-lifecycle'])).out).toContain('no log tails stored for no-such-lifecycle');
     const unknown = await cli(['status', 'no-such-lifecycle']);
     expect(unknown.code).toBe(1);

@@ -171,7 +171,10 @@ export function registerLifecycle(program: Command, ctx: CliContext): void {
         tails.length === 0
           ? `no log tails stored for ${workflowId}${opts.source ? ` from ${opts.source}` : ''} (tails are stored when a lifecycle kills its instance)`
           : tails
-              .map((t) => `=== ${t.source} (stored ${fmtTime(t.at)}, ${t.text.length} chars)\n${t.text.trimEnd()}`)
+              .map(
+                (t) =>
+                  `=== ${t.source} of rental ${t.rentalKey} (stored ${fmtTime(t.at)}, ${t.text.length} chars)\n${t.text.trimEnd()}`,
+              )
               .join('\n\n'),
       );
     });
