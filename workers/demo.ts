@@ -87,6 +87,17 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const)
   process.on(signal, () => {
     void stopAll(signal === 'SIGINT' ? 'Ctrl-C' : 'SIGTERM').then(() => process.exit(0));
   });
+// Calls still waiting on the server (a verdict poll's retry timer) fail once the stop closes their
+// connection; during a stop that is expected, so it is one line of output, not a crash with a trace.
+for (const event of ['uncaughtException', 'unhandledRejection'] as const)
+  process.on(event, (err: unknown) => {
+    if (stopping) {
+      say(`while stopping: ${err instanceof Error ? err.message : String(err)}`);
+      return;
+    }
+    console.error(err instanceof Error ? `[demo] failed: ${err.stack ?? err.message}` : err);
+    process.exit(1);
+  });
 // Whatever way the process ends, no simulated host outlives it (the kill is synchronous).
 process.once('exit', () => void stack?.vast.close());
 
