@@ -336,7 +336,18 @@ describe('operator CLI, end to end through Temporal', () => {
     expect(fj.lifecycles.find((l) => l.workflowId === id)?.rentalStartedAt).toBe(first.startTime.toISOString());
     const sj = json<{ rentalStartedAt: string }>(await cli(['status', id, '--json']));
     expect(sj.rentalStartedAt).toBe(first.startTime.toISOString());
-    expect((await cli(['kill', id, '--reason', 'test over'])).code).toBe(0);
+
+    // --watch on a running lifecycle keeps printing until stopped.
+    const watch = await run(process.execPath, ['--import', 'tsx', 'workers/cli.ts', 'status', id, '--watch', '1'], {
+      env: { ...process.env, TEMPORAL_ADDRESS: inject('temporalAddress'), SIM_TIME_SCALE: '0.01' },
+      timeout: 8000,
+    }).catch((e: { stdout: string }) => e);
+    expect(watch.stdout.split(`${id} (running)`).length - 1).toBeGreaterThanOrEqual(2);
+
+    const kill = await cli(['kill', id, '--reason', 'test over', '--no-wait', '--json']);
+    expect(kill.code, kill.err).toBe(0);
+    expect(json<{ destroy: string }>(kill).destroy).toBe('requested');
+    await expect(env.client.workflow.getHandle(id).result()).rejects.toThrow();
   });
 
   it('sets up both schedules idempotently and shows their status', async () => {
