@@ -75,3 +75,45 @@ export function loadConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEn
   const lines = res.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
   throw new Error(`invalid configuration:\n${lines.join('\n')}`);
 }
+
+/** Vast caps each env entry of a create at 256 characters (create_instance.yaml x-input-validation). */
+export const VAST_ENV_ENTRY_MAX_CHARS = 256;
+
+/**
+ * What a rented host gets in its environment: only what its own worker needs to poll its queue, no Vast
+ * key, no database. Vast shows a container's env to the host's operator (and in `extra_env`), so every
+ * value here is readable by whoever runs the machine.
+ */
+export function hostEnvFromConfig(cfg: ControlConfig): Record<string, string> {
+  return {
+    TEMPORAL_ADDRESS: cfg.HOST_TEMPORAL_ADDRESS ?? cfg.TEMPORAL_ADDRESS,
+    TEMPORAL_NAMESPACE: cfg.TEMPORAL_NAMESPACE,
+    ...(cfg.HOST_TEMPORAL_API_KEY ? { TEMPORAL_API_KEY: cfg.HOST_TEMPORAL_API_KEY } : {}),
+    ...(cfg.HOST_PAYLOAD_KEYS ? { PAYLOAD_KEYS: cfg.HOST_PAYLOAD_KEYS } : {}),
+    ...(cfg.HOST_PAYLOAD_KEY_ID ? { PAYLOAD_KEY_ID: cfg.HOST_PAYLOAD_KEY_ID } : {}),
+  };
+}
+
+/** Where each host env entry comes from, so a refusal names the variable the operator set. */
+const HOST_ENV_SOURCE: Record<string, string> = {
+  TEMPORAL_ADDRESS: 'HOST_TEMPORAL_ADDRESS (or TEMPORAL_ADDRESS)',
+  TEMPORAL_NAMESPACE: 'TEMPORAL_NAMESPACE',
+  TEMPORAL_API_KEY: 'HOST_TEMPORAL_API_KEY',
+  PAYLOAD_KEYS: 'HOST_PAYLOAD_KEYS',
+  PAYLOAD_KEY_ID: 'HOST_PAYLOAD_KEY_ID',
+};
+
+/**
+ * Refuses, at start-up, any host env entry Vast would reject at every create (one `KEY=value` entry
+ * over 256 characters), naming the variable and the limit, instead of failing every rental later.
+ */
+export function checkHostEnv(env: Record<string, string>): void {
+  const bad = Object.entries(env)
+    .filter(([k, v]) => k.length + 1 + v.length > VAST_ENV_ENTRY_MAX_CHARS)
+    .map(
+      ([k, v]) =>
+        `  ${HOST_ENV_SOURCE[k] ?? k}: becomes the host env entry ${k}=... of ${k.length + 1 + v.length} characters; ` +
+        `Vast accepts at most ${VAST_ENV_ENTRY_MAX_CHARS} per entry (give hosts a short key: one namespace-scoped worker key, one payload key id)`,
+    );
+  if (bad.length > 0) throw new Error(`invalid configuration:\n${bad.join('\n')}`);
+}

@@ -8,7 +8,7 @@ import { createTemporalActivities } from '../activities/temporal/activities.js';
 import { VastClient } from '../activities/vast/client.js';
 import { createVastActivities } from '../activities/vast/activities.js';
 import { CONTROL_TASK_QUEUE } from '../workflows/task-queues.js';
-import type { ControlConfig } from './config.js';
+import { checkHostEnv, type ControlConfig, hostEnvFromConfig } from './config.js';
 import { dataConverter } from './temporal-connection.js';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
@@ -25,13 +25,9 @@ export async function createControlWorker(
     requestTimeoutMs: cfg.VAST_REQUEST_TIMEOUT_MS ?? 30_000,
   });
   // Only what the host's own worker needs to poll its queue: no Vast key, no database, no admin rights.
-  const hostEnv: Record<string, string> = {
-    TEMPORAL_ADDRESS: cfg.HOST_TEMPORAL_ADDRESS ?? cfg.TEMPORAL_ADDRESS,
-    TEMPORAL_NAMESPACE: cfg.TEMPORAL_NAMESPACE,
-    ...(cfg.HOST_TEMPORAL_API_KEY ? { TEMPORAL_API_KEY: cfg.HOST_TEMPORAL_API_KEY } : {}),
-    ...(cfg.HOST_PAYLOAD_KEYS ? { PAYLOAD_KEYS: cfg.HOST_PAYLOAD_KEYS } : {}),
-    ...(cfg.HOST_PAYLOAD_KEY_ID ? { PAYLOAD_KEY_ID: cfg.HOST_PAYLOAD_KEY_ID } : {}),
-  };
+  const hostEnv = hostEnvFromConfig(cfg);
+  // Vast would refuse every create with an over-long env entry: refuse to start instead, naming it.
+  checkHostEnv(hostEnv);
   return Worker.create({
     connection: opts.connection,
     dataConverter: dataConverter(cfg),

@@ -5,7 +5,7 @@ import type { VastActivities } from '../activities/vast/activities.js';
 import { storeOptions, vastApiOptions } from './activity-options.js';
 import { DEFAULT_DISK_GB } from './policy/defaults.js';
 import { type RankedOffer, rankOffers } from './policy/offer-ranking.js';
-import { type OfferFilter, offerQuery } from './fleet-scaler.js';
+import { type OfferFilter, offerQuery, offersOf } from './fleet-scaler.js';
 import type { OfferFacts } from './types.js';
 
 const vast = proxyActivities<VastActivities>(vastApiOptions);
@@ -36,13 +36,16 @@ export async function offerReport(input: { filter: OfferFilter; minRate: number;
   known: RankedOffer[];
   explore: RankedOffer[];
   badMachines: number[];
+  /** Offer rows Vast sent that lacked what we need (count, first reason). */
+  dropped: { count: number; firstReason: string | null };
 }> {
-  const [offers, perf, bad] = await Promise.all([
+  const [search, perf, bad] = await Promise.all([
     vast.searchOffers(offerQuery(input.filter, input.diskGb ?? DEFAULT_DISK_GB)),
     store.perfHistory(),
     store.listBadMachines(),
   ]);
-  return { ...rankOffers(offers, perf, bad, input.minRate), badMachines: bad };
+  const dropped = Array.isArray(search) ? { count: 0, firstReason: null } : search.dropped;
+  return { ...rankOffers(offersOf(search), perf, bad, input.minRate), badMachines: bad, dropped };
 }
 
 /** Marked machines, ignored ones included (the CLI's `machines list`). */
@@ -60,13 +63,13 @@ export async function offerCheck(input: {
   offerId: number;
 }): Promise<{ offer: OfferFacts | null; badMachine: MachineRecord | null }> {
   // Priced for the disk a lifecycle rents, as the scaler and `offers` search: the price Vast will bill.
-  const offers = await vast.searchOffers({
+  const search = await vast.searchOffers({
     id: { eq: input.offerId },
     type: 'on-demand',
     limit: 1,
     allocated_storage: DEFAULT_DISK_GB,
   });
-  const offer = offers.find((o) => o.offerId === input.offerId) ?? null;
+  const offer = offersOf(search).find((o) => o.offerId === input.offerId) ?? null;
   if (!offer) return { offer: null, badMachine: null };
   const [record] = await store.machineRecords({ machineId: offer.machineId });
   return { offer, badMachine: record ?? null };

@@ -11,7 +11,7 @@ import {
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { StoreActivities } from '../activities/store/activities.js';
 import type { TemporalActivities } from '../activities/temporal/activities.js';
-import type { VastActivities } from '../activities/vast/activities.js';
+import type { OfferSearchResult, VastActivities } from '../activities/vast/activities.js';
 import { storeOptions, temporalVisibilityOptions, vastApiOptions } from './activity-options.js';
 import { FailureType } from './failures.js';
 import { instanceLifecycle } from './instance-lifecycle.js';
@@ -19,7 +19,7 @@ import { fleetFigures } from './policy/fleet-figures.js';
 import { chooseOffers, type FleetTarget, rankOffers, type RankedOffer } from './policy/offer-ranking.js';
 import { DEFAULT_DISK_GB } from './policy/defaults.js';
 import { lifecycleWorkflowId } from './task-queues.js';
-import type { LifecycleRequest } from './types.js';
+import type { LifecycleRequest, OfferFacts } from './types.js';
 
 const vast = proxyActivities<VastActivities>(vastApiOptions);
 const temporal = proxyActivities<TemporalActivities>(temporalVisibilityOptions);
@@ -33,6 +33,21 @@ export interface OfferFilter {
   minReliability: number;
   minCuda: number;
   maxOfferDph: number;
+  /**
+   * Vast's own default filters (vast-cli seeds verified=true, external=false, rentable=true). Omitted
+   * means that default; null drops the filter (vast-cli's `any`).
+   */
+  verified?: boolean | null;
+  external?: boolean | null;
+  rentable?: boolean | null;
+}
+
+/** vast-cli's default search filters; the backend ignores `rented`, so it is not sent. */
+export const DEFAULT_SEARCH_FLAGS = { verified: true, external: false, rentable: true } as const;
+
+/** The search's offers, from this activity result or from one recorded before it reported dropped rows. */
+export function offersOf(res: OfferSearchResult | OfferFacts[]): OfferFacts[] {
+  return Array.isArray(res) ? res : res.offers;
 }
 
 export interface FleetScalerInput extends FleetTarget {
@@ -48,6 +63,8 @@ export interface FleetScalerResult {
   skipped: Array<{ offerId: number; why: string }>;
   fleetRate: number;
   fleetDph: number;
+  /** Offer rows Vast sent that lacked what we need (count, first reason); absent in old runs' results. */
+  droppedOffers?: { count: number; firstReason: string | null };
 }
 
 /**
@@ -62,12 +79,21 @@ export function offerQuery(f: OfferFilter, diskGb: number): Record<string, unkno
     reliability2: { gte: f.minReliability },
     cuda_max_good: { gte: f.minCuda },
     dph_total: { lte: f.maxOfferDph },
-    rentable: { eq: true },
+    ...searchFlags(f),
     order: [['dph_total', 'asc']],
     type: 'on-demand',
     limit: 64,
     allocated_storage: diskGb,
   };
+}
+
+function searchFlags(f: OfferFilter): Record<string, { eq: boolean }> {
+  const out: Record<string, { eq: boolean }> = {};
+  for (const key of ['verified', 'external', 'rentable'] as const) {
+    const v = f[key] === undefined ? DEFAULT_SEARCH_FLAGS[key] : f[key];
+    if (v !== null) out[key] = { eq: v };
+  }
+  return out;
 }
 
 /**
@@ -77,7 +103,7 @@ export function offerQuery(f: OfferFilter, diskGb: number): Record<string, unkno
  */
 export async function fleetScaler(input: FleetScalerInput): Promise<FleetScalerResult> {
   const perRental = patched(RENTAL_FIGURES_PATCH);
-  const [rented, running, perf, bad, offers] = await Promise.all([
+  const [rented, running, perf, bad, search] = await Promise.all([
     store.rentedInstances(),
     perRental
       ? temporal.runningRentals()
@@ -87,6 +113,7 @@ export async function fleetScaler(input: FleetScalerInput): Promise<FleetScalerR
     store.listBadMachines(),
     vast.searchOffers(offerQuery(input.filter, input.lifecycle?.diskGb ?? DEFAULT_DISK_GB)),
   ]);
+  const offers = offersOf(search);
   const { promoted, inFlight } = fleetFigures(rented, running);
   const busyOffers = new Set(rented.map((r) => r.offerId));
   let ranked = rankOffers(
@@ -100,6 +127,7 @@ export async function fleetScaler(input: FleetScalerInput): Promise<FleetScalerR
     skipped: [],
     fleetRate: promoted.reduce((s, p) => s + p.rate, 0),
     fleetDph: [...promoted, ...inFlight].reduce((s, p) => s + p.dph, 0),
+    ...(Array.isArray(search) ? {} : { droppedOffers: search.dropped }),
   };
 
   // Offers this run has started and that still count against the caps.

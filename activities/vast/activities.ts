@@ -1,11 +1,12 @@
-import { Context, sleep } from '@temporalio/activity';
+import { Context, log, sleep } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../../workflows/failures.js';
 import type { OfferFacts, RentedInstance } from '../../workflows/types.js';
 import { type VastClient, VastHttpError } from './client.js';
-import { toVastFailure } from './errors.js';
+import { backoffMs, toVastFailure } from './errors.js';
 import { billedDph, expectedDph } from './pricing.js';
 import type { Instance, Offer } from './schemas.js';
+import { type InstanceReading, readInstanceState, stoppingEvidence } from './instance-state.js';
 
 export interface VastActivityDeps {
   vast: VastClient;
@@ -29,20 +30,47 @@ export interface AwaitRunningInput {
 }
 
 const NEVER_RUNNING_STATES = new Set(['exited', 'unknown', 'offline', 'stopped']);
+/** What vast-cli's self-test accepts as gone after a destroy, besides null or a 404. */
+const GONE_STATES = new Set(['destroyed', 'terminated']);
+
+function errText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Any failure of a call that must happen (destroy, confirm): retried with backoff whatever it was. */
+function retryable(err: unknown, attempt: number): ApplicationFailure {
+  const f = toVastFailure(err, attempt);
+  if (!f.nonRetryable) return f;
+  return ApplicationFailure.create({
+    type: FailureType.VastApiError,
+    message: f.message,
+    nextRetryDelay: backoffMs(attempt),
+    details: f.details ? [...f.details] : [],
+  });
+}
 const ERROR_STATUS_MSG = /error|failed|failure|exception|traceback|oci runtime|permission denied/i;
+
+/** cpu_ram is the host's total; a fractional offer (or its instance) gets its share of cores, and RAM with them. */
+export function ramShareMb(cpuRamMb: number, cores?: number | null, effective?: number | null): number {
+  const share = cores && effective ? Math.min(1, effective / cores) : 1;
+  return Math.round(cpuRamMb * share);
+}
+
+export interface OfferSearchResult {
+  offers: OfferFacts[];
+  /** Rows Vast sent that lack what we need (count and the first reason), left out of the ranking. */
+  dropped: { count: number; firstReason: string | null };
+}
 
 /** The offer as the workflow plans with it, priced for the `diskGb` we rent. */
 export function offerFacts(offer: Offer, diskGb: number): OfferFacts {
-  // cpu_ram is the host's total; a fractional offer gets its share of cores, and RAM with them.
-  const share =
-    offer.cpu_cores && offer.cpu_cores_effective ? Math.min(1, offer.cpu_cores_effective / offer.cpu_cores) : 1;
   return {
     offerId: offer.id,
     machineId: offer.machine_id,
     hostId: offer.host_id,
     gpuName: offer.gpu_name,
     numGpus: offer.num_gpus,
-    cpuRamMb: Math.round(offer.cpu_ram * share),
+    cpuRamMb: ramShareMb(offer.cpu_ram, offer.cpu_cores, offer.cpu_cores_effective),
     dphTotal: expectedDph(offer, diskGb),
     searchedDph: offer.dph_total,
     storageCost: offer.storage_cost ?? null,
@@ -67,21 +95,91 @@ export function createVastActivities(deps: VastActivityDeps) {
     }
   }
 
+  async function findByLabel(label: string): Promise<Instance | undefined> {
+    const found = await vast.listInstances({ label: { eq: label } });
+    return found.find((i) => i.label === label);
+  }
+
+  /**
+   * A create that failed may still have made an instance: an error body naming new_contract is destroyed
+   * at once; for any other failure but a refused key we look the label up before deciding, so a lost,
+   * garbled or late answer is adopted instead of renting twice or leaving an instance nobody knows of.
+   */
+  async function afterFailedCreate(err: unknown, input: RentOfferInput, offer: Offer): Promise<RentedInstance> {
+    const attempt = Context.current().info.attempt;
+    if (err instanceof VastHttpError && err.newContract !== undefined) {
+      // Vast made it but reports failure (e.g. a spot instance created stopped): nothing may bill unowned.
+      await destroyAndConfirm(err.newContract).catch(() => undefined);
+      throw toVastFailure(err, attempt, { offerId: input.offerId });
+    }
+    if (err instanceof VastHttpError && err.isAuth) throw toVastFailure(err, attempt, { offerId: input.offerId });
+    let mine: Instance | undefined;
+    try {
+      mine = await findByLabel(input.label);
+    } catch (lookupErr) {
+      // Neither the create nor the lookup answered: retry; the next attempt looks the label up first.
+      throw ApplicationFailure.create({
+        type: FailureType.VastApiError,
+        message: `create of offer ${input.offerId} had an uncertain outcome (${errText(err)}) and the label lookup failed (${errText(lookupErr)})`,
+        nextRetryDelay: backoffMs(attempt),
+        details: [{ offerId: input.offerId }],
+      });
+    }
+    if (mine) {
+      log.warn(`create of offer ${input.offerId} answered ${errText(err)}, but instance ${mine.id} carries our label: adopted`);
+      const facts = offerFacts(offer, input.diskGb);
+      return { instanceId: mine.id, offer: { ...facts, dphTotal: billedDph(mine) ?? facts.dphTotal } };
+    }
+    throw toVastFailure(err, attempt, { offerId: input.offerId });
+  }
+
+  /** DELETE, then a confirming show. Only Vast's word that the instance is gone ends it; anything else is retried. */
+  async function destroyAndConfirm(instanceId: number): Promise<{ alreadyGone: boolean }> {
+    const attempt = Context.current().info.attempt;
+    let alreadyGone = false;
+    try {
+      await vast.destroyInstance(instanceId);
+    } catch (err) {
+      if (err instanceof VastHttpError && err.isAuth) throw toVastFailure(err, attempt);
+      if (err instanceof VastHttpError && err.isInstanceGone) alreadyGone = true;
+      else if (!(err instanceof VastHttpError)) throw retryable(err, attempt);
+      // Any other refusal (e.g. 200 success:false): the confirming show below says whether it is gone.
+    }
+    let after: Instance | null;
+    try {
+      after = await vast.showInstance(instanceId);
+    } catch (err) {
+      if (err instanceof VastHttpError && err.isInstanceGone) return { alreadyGone };
+      if (err instanceof VastHttpError && err.isAuth) throw toVastFailure(err, attempt);
+      // A garbled or lost confirmation is retried like any other answer, never taken as a final failure.
+      throw retryable(err, attempt);
+    }
+    if (after !== null && !GONE_STATES.has(after.actual_status ?? '') && after.cur_state !== 'unloaded') {
+      throw ApplicationFailure.create({
+        type: FailureType.VastApiError,
+        message: `instance ${instanceId} still ${after.actual_status ?? 'present'} after destroy`,
+        nextRetryDelay: backoffMs(attempt),
+      });
+    }
+    return { alreadyGone };
+  }
+
   return {
     /**
      * Re-reads the offer priced for our disk, then rents it and reads the price Vast bills on the
      * instance. Idempotent by label: a retry after a lost answer finds the instance it already created
-     * instead of renting a second one.
+     * instead of renting a second one, and so does any create whose outcome is uncertain (no answer, a
+     * garbled one, an error that may have raced a late request).
      */
     async rentOffer(input: RentOfferInput): Promise<RentedInstance> {
-      const existing = await call(() => vast.listInstances({ label: { eq: input.label } }));
+      const mine = await call(() => findByLabel(input.label));
       const offers = await call(
         () => vast.searchOffers({ id: { eq: input.offerId }, rentable: { eq: true }, allocated_storage: input.diskGb }),
         { offerId: input.offerId },
       );
       const offer = offers.find((o) => o.id === input.offerId);
-      const mine = existing[0];
       if (mine) {
+        // RAM is the renter's share either way: from the offer, or from the instance's own cores.
         const facts = offer ? offerFacts(offer, input.diskGb) : factsFromInstance(input.offerId, mine);
         return { instanceId: mine.id, offer: { ...facts, dphTotal: billedDph(mine) ?? facts.dphTotal } };
       }
@@ -103,16 +201,12 @@ export function createVastActivities(deps: VastActivityDeps) {
         const facts = offerFacts(offer, input.diskGb);
         return { instanceId, offer: { ...facts, dphTotal: (await readBilledDph(instanceId)) ?? facts.dphTotal } };
       } catch (err) {
-        // An error can still have created an instance: destroy it so nothing bills unowned.
-        if (err instanceof VastHttpError && err.newContract !== undefined) {
-          await vast.destroyInstance(err.newContract).catch(() => undefined);
-        }
-        throw toVastFailure(err, Context.current().info.attempt, { offerId: input.offerId });
+        return await afterFailedCreate(err, input, offer);
       }
     },
 
-    /** Offer search in Vast's query format; only offers that parse are returned (bad rows are reported). */
-    async searchOffers(query: Record<string, unknown>): Promise<OfferFacts[]> {
+    /** Offer search in Vast's query format; rows that lack what we need are dropped, counted and logged. */
+    async searchOffers(query: Record<string, unknown>): Promise<OfferSearchResult> {
       const diskGb = allocatedStorage(query);
       if (diskGb === null) {
         // Without it Vast prices 8 GiB of disk, and every ranking and budget would use a price we never pay.
@@ -122,8 +216,14 @@ export function createVastActivities(deps: VastActivityDeps) {
           nonRetryable: true,
         });
       }
-      const offers = await call(() => vast.searchOffers(query));
-      return offers.map((o) => offerFacts(o, diskGb));
+      const { offers, dropped } = await call(() => vast.searchOffersReport(query));
+      if (dropped.count > 0) {
+        log.warn(`Vast offer search: dropped ${dropped.count} unusable row(s); first: ${dropped.firstReason}`, {
+          dropped: dropped.count,
+          kept: offers.length,
+        });
+      }
+      return { offers: offers.map((o) => offerFacts(o, diskGb)), dropped };
     },
 
     /** Every instance this fleet owns, found by its label prefix (the v1 list pages through all). */
@@ -141,10 +241,13 @@ export function createVastActivities(deps: VastActivityDeps) {
         }));
     },
 
-    /** What Vast bills and reports now; a host can raise its price on a running contract. */
-    async instanceState(instanceId: number): Promise<{ status: string | null; dph: number }> {
-      const inst = await call(() => vast.showInstance(instanceId));
-      return { status: inst?.actual_status ?? null, dph: inst?.dph_total ?? 0 };
+    /**
+     * What Vast bills and reports now (a host can raise its price on a running contract). Never fails:
+     * when Vast cannot be read the answer says so (`unreadable`), because our failure to read Vast is no
+     * evidence about the host; the watch decides how long it waits that out.
+     */
+    async instanceState(instanceId: number): Promise<InstanceReading> {
+      return readInstanceState(vast, instanceId);
     },
 
     /** Polls until running; fails fast on states the docs say never reach running. */
@@ -156,6 +259,8 @@ export function createVastActivities(deps: VastActivityDeps) {
         Context.current().heartbeat({ status, statusMsg: last?.status_msg ?? null });
         if (last === null) throw neverRunning(input.instanceId, 'instance vanished (show returned null)', last);
         if (status === 'running' && last.intended_status !== 'stopped') return { status };
+        const stopping = stoppingEvidence(last);
+        if (stopping) throw neverRunning(input.instanceId, stopping, last);
         if (status !== null && NEVER_RUNNING_STATES.has(status)) {
           throw neverRunning(input.instanceId, `instance went ${status} before running`, last);
         }
@@ -171,24 +276,22 @@ export function createVastActivities(deps: VastActivityDeps) {
 
     /** Destroys and confirms; an instance that is already gone counts as destroyed. */
     async destroyInstance(instanceId: number): Promise<{ alreadyGone: boolean }> {
-      let alreadyGone = false;
-      try {
-        await vast.destroyInstance(instanceId);
-      } catch (err) {
-        if (err instanceof VastHttpError && (err.status === 404 || err.errorCode === 'no_such_instance')) {
-          alreadyGone = true;
-        } else {
-          throw toVastFailure(err, Context.current().info.attempt);
-        }
+      return destroyAndConfirm(instanceId);
+    },
+
+    /**
+     * Destroys every instance carrying this lifecycle's label: a create whose answer was lost, or whose
+     * request reached Vast late, leaves one the lifecycle never learnt the id of.
+     */
+    async destroyLabelled(label: string): Promise<{ destroyed: number[] }> {
+      const found = await call(() => vast.listInstances({ label: { eq: label } }));
+      const destroyed: number[] = [];
+      for (const inst of found.filter((i) => i.label === label)) {
+        await destroyAndConfirm(inst.id);
+        destroyed.push(inst.id);
       }
-      const after = await call(() => vast.showInstance(instanceId));
-      if (after !== null && after.actual_status !== 'destroyed') {
-        throw ApplicationFailure.create({
-          type: FailureType.VastApiError,
-          message: `instance ${instanceId} still ${after.actual_status ?? 'present'} after destroy`,
-        });
-      }
-      return { alreadyGone };
+      if (destroyed.length > 0) log.warn(`destroyed instance(s) ${destroyed.join(', ')} labelled ${label}`);
+      return { destroyed };
     },
   };
 
@@ -215,20 +318,23 @@ function neverRunning(instanceId: number, message: string, last: Instance | null
       {
         actualStatus: last?.actual_status ?? null,
         intendedStatus: last?.intended_status ?? null,
+        curState: last?.cur_state ?? null,
+        nextState: last?.next_state ?? null,
         statusMsg: last?.status_msg ?? null,
       },
     ],
   });
 }
 
-function factsFromInstance(offerId: number, inst: Instance): OfferFacts {
+/** Facts of an instance found by its label (a lost create answer): RAM is the renter's share, as from the offer. */
+export function factsFromInstance(offerId: number, inst: Instance): OfferFacts {
   return {
     offerId,
     machineId: inst.machine_id ?? 0,
     hostId: inst.host_id ?? 0,
     gpuName: inst.gpu_name ?? 'unknown',
     numGpus: inst.num_gpus ?? 1,
-    cpuRamMb: inst.cpu_ram ?? 0,
+    cpuRamMb: ramShareMb(inst.cpu_ram ?? 0, inst.cpu_cores, inst.cpu_cores_effective),
     dphTotal: billedDph(inst) ?? 0,
     storageCost: inst.storage_cost ?? null,
   };

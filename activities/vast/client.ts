@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import {
   CreateResponseSchema,
+  OfferSchema,
   ErrorBodySchema,
   type Instance,
   ListInstancesResponseSchema,
@@ -19,9 +20,30 @@ export class VastHttpError extends Error {
     readonly bodyText: string,
     readonly errorCode: string | undefined,
     readonly newContract: number | undefined,
+    /** Vast's own words (`msg`, `message` or `detail`), shown to the operator as Vast wrote them. */
+    readonly vastMessage?: string,
   ) {
-    super(`${method} ${path} -> HTTP ${status}: ${bodyText.slice(0, 300)}`);
+    super(
+      `${method} ${path} -> HTTP ${status}` +
+        (errorCode || vastMessage
+          ? `: ${[errorCode, vastMessage].filter(Boolean).join(': ')}`
+          : `: ${bodyText.slice(0, 300)}`),
+    );
     this.name = 'VastHttpError';
+  }
+
+  /** Vast answers some bad keys with 404 (and others with 401/403): the error field tells, not the status. */
+  get isAuth(): boolean {
+    return this.status === 401 || this.status === 403 || this.errorCode === 'auth_error';
+  }
+
+  /** The instance is gone: 404 `no_such_instance` (DELETE) or `not_found` (OpenAPI), but never an auth error. */
+  get isInstanceGone(): boolean {
+    return (
+      !this.isAuth &&
+      (this.errorCode === 'no_such_instance' ||
+        (this.status === 404 && (this.errorCode === undefined || this.errorCode === 'not_found')))
+    );
   }
 }
 
@@ -68,8 +90,25 @@ export class VastClient {
   }
 
   async searchOffers(query: OfferQuery): Promise<Offer[]> {
+    return (await this.searchOffersReport(query)).offers;
+  }
+
+  /**
+   * Search, reading the page row by row: a row that lacks what we need (a null price, no machine id) is
+   * dropped and counted with the first reason, so one odd row never sinks the whole search.
+   */
+  async searchOffersReport(query: OfferQuery): Promise<OfferSearchReport> {
     const res = await this.request('POST', '/api/v0/bundles/', query, OfferSearchResponseSchema);
-    return res.offers;
+    const offers: Offer[] = [];
+    let count = 0;
+    let firstReason: string | null = null;
+    res.offers.forEach((row, i) => {
+      const parsed = OfferSchema.safeParse(row);
+      if (parsed.success) return void offers.push(parsed.data);
+      count++;
+      firstReason ??= `row ${i}${rowId(row)}: ${issuesText(parsed.error.issues)}`;
+    });
+    return { offers, dropped: { count, firstReason } };
   }
 
   /** PUT /asks/{id}/ ; an error body that still names a new_contract is surfaced so the caller destroys it. */
@@ -77,7 +116,15 @@ export class VastClient {
     const body = { client_id: 'me', price: null, runtype: 'args', cancel_unavail: true, force: false, ...req };
     const res = await this.request('PUT', `/api/v0/asks/${offerId}/`, body, CreateResponseSchema);
     if (!res.success || res.new_contract === undefined) {
-      throw new VastHttpError('PUT', `/api/v0/asks/${offerId}/`, 200, JSON.stringify(res), res.error, res.new_contract);
+      throw new VastHttpError(
+        'PUT',
+        `/api/v0/asks/${offerId}/`,
+        200,
+        JSON.stringify(res),
+        res.error,
+        res.new_contract,
+        res.msg,
+      );
     }
     return res.new_contract;
   }
@@ -136,19 +183,53 @@ export class VastClient {
     } catch (err) {
       throw new VastNetworkError(method, path, err);
     }
-    const text = await response.text();
-    if (!response.ok) {
-      const parsed = ErrorBodySchema.safeParse(safeJson(text));
-      const errorBody = parsed.success ? parsed.data : undefined;
-      throw new VastHttpError(method, path, response.status, text, errorBody?.error, errorBody?.new_contract);
+    let text: string;
+    try {
+      text = await response.text();
+    } catch (err) {
+      // The answer was cut off mid-body (connection reset, timeout while reading).
+      throw new VastNetworkError(method, path, err);
     }
-    const result = schema.safeParse(safeJson(text));
+    const json = safeJson(text);
+    const parsedError = ErrorBodySchema.safeParse(json);
+    const errorBody = parsedError.success ? parsedError.data : undefined;
+    // Vast answers some refusals (insufficient credit, a bad bid) with HTTP 200 and success:false.
+    if (!response.ok || errorBody?.success === false) {
+      throw new VastHttpError(
+        method,
+        path,
+        response.status,
+        text,
+        errorBody?.error,
+        errorBody?.new_contract,
+        errorBody?.msg ?? errorBody?.message ?? errorBody?.detail,
+      );
+    }
+    const result = schema.safeParse(json);
     if (!result.success) {
-      const issues = result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+      const issues =
+        typeof json === 'string'
+          ? `not JSON (${JSON.stringify(text.slice(0, 80))})`
+          : issuesText(result.error.issues);
       throw new VastResponseShapeError(method, path, issues);
     }
     return result.data;
   }
+}
+
+export interface OfferSearchReport {
+  offers: Offer[];
+  /** Rows left out because they lack what the product needs; the first reason names the field. */
+  dropped: { count: number; firstReason: string | null };
+}
+
+function issuesText(issues: ReadonlyArray<{ path: PropertyKey[]; message: string }>): string {
+  return issues.map((i) => `${i.path.map(String).join('.') || '(root)'}: ${i.message}`).join('; ');
+}
+
+function rowId(row: unknown): string {
+  const id = row !== null && typeof row === 'object' ? (row as { id?: unknown }).id : undefined;
+  return typeof id === 'number' ? ` (offer ${id})` : '';
 }
 
 function safeJson(text: string): unknown {

@@ -16,12 +16,19 @@ export function backoffMs(attempt: number, baseMs = 2_000, capMs = 60_000): numb
  */
 export function toVastFailure(err: unknown, attempt: number, context: { offerId?: number } = {}): ApplicationFailure {
   if (err instanceof VastHttpError) {
-    const details = { status: err.status, error: err.errorCode ?? null, body: err.bodyText.slice(0, 500), ...context };
-    const auth = err.status === 401 || err.status === 403 || err.errorCode === 'auth_error';
-    if (auth) {
+    const details = {
+      status: err.status,
+      error: err.errorCode ?? null,
+      msg: err.vastMessage ?? null,
+      body: err.bodyText.slice(0, 500),
+      ...context,
+    };
+    // Vast's own words, as it wrote them: an operator reads `insufficient_credit: ...`, not "HTTP 200".
+    const said = [err.errorCode, err.vastMessage].filter(Boolean).join(': ');
+    if (err.isAuth) {
       return ApplicationFailure.create({
         type: FailureType.VastApiError,
-        message: `Vast API rejected the API key (${err.status} ${err.errorCode ?? ''}); check VAST_API_KEY`,
+        message: `Vast API rejected the API key (HTTP ${err.status} ${said}); check VAST_API_KEY`,
         nonRetryable: true,
         details: [details],
       });
@@ -29,7 +36,7 @@ export function toVastFailure(err: unknown, attempt: number, context: { offerId?
     if (context.offerId !== undefined && (err.status === 404 || err.status === 410 || OFFER_GONE.test(err.bodyText))) {
       return ApplicationFailure.create({
         type: FailureType.OfferUnavailable,
-        message: `offer ${context.offerId} is no longer available (HTTP ${err.status})`,
+        message: `offer ${context.offerId} is no longer available (HTTP ${err.status}${said ? ` ${said}` : ''})`,
         nonRetryable: true,
         details: [details],
       });
@@ -37,14 +44,14 @@ export function toVastFailure(err: unknown, attempt: number, context: { offerId?
     if (err.status === 429 || err.status >= 500) {
       return ApplicationFailure.create({
         type: FailureType.VastApiError,
-        message: `Vast API ${err.status === 429 ? 'rate limit' : 'server error'} on ${err.method} ${err.path}`,
+        message: `Vast API ${err.status === 429 ? 'rate limit' : 'server error'} on ${err.method} ${err.path} (HTTP ${err.status})`,
         nextRetryDelay: backoffMs(attempt),
         details: [details],
       });
     }
     return ApplicationFailure.create({
       type: FailureType.VastApiError,
-      message: `Vast API refused ${err.method} ${err.path}: HTTP ${err.status} ${err.errorCode ?? ''}`,
+      message: `Vast API refused ${err.method} ${err.path}: HTTP ${err.status} ${said || err.bodyText.slice(0, 200)}`,
       nonRetryable: true,
       details: [details],
     });
@@ -58,7 +65,14 @@ export function toVastFailure(err: unknown, attempt: number, context: { offerId?
     });
   }
   if (err instanceof VastResponseShapeError) {
-    return ApplicationFailure.create({ type: FailureType.VastApiError, message: err.message, nonRetryable: true });
+    // A garbled answer (an HTML error page, truncated JSON, a wrong type) is most often a bad moment
+    // between us and Vast: retried within the activity's bounded attempts like any other.
+    return ApplicationFailure.create({
+      type: FailureType.VastApiError,
+      message: err.message,
+      nextRetryDelay: backoffMs(attempt),
+      details: [context],
+    });
   }
   if (err instanceof ApplicationFailure) return err;
   return ApplicationFailure.create({

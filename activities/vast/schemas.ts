@@ -1,6 +1,10 @@
 import { z } from 'zod';
 
-/** The offer fields this project reads (RAM in MB, prices in $/h); other fields pass through untouched. */
+/**
+ * The offer fields this project needs to rent and rank (RAM in MB, prices in $/h); other fields pass
+ * through untouched. Vast's own SDK types many offer fields as nullable, so the optional ones we only
+ * use for ranking accept null; a row that lacks a required one is dropped and reported, not fatal.
+ */
 export const OfferSchema = z.looseObject({
   id: z.number().int().positive(),
   machine_id: z.number().int().nonnegative(),
@@ -9,22 +13,23 @@ export const OfferSchema = z.looseObject({
   num_gpus: z.number().int().positive(),
   gpu_ram: z.number().nonnegative(),
   cpu_ram: z.number().nonnegative(),
-  cpu_cores: z.number().nullable().optional(),
-  cpu_cores_effective: z.number().nullable().optional(),
+  cpu_cores: z.number().nullish(),
+  cpu_cores_effective: z.number().nullish(),
   /** $/h with storage for the search's `allocated_storage` GiB included. */
   dph_total: z.number().nonnegative(),
   /** $/h for compute (GPU, CPU, RAM) alone. */
-  dph_base: z.number().nonnegative().nullable().optional(),
+  dph_base: z.number().nonnegative().nullish(),
   /** $/GB/month for the disk rented. */
-  storage_cost: z.number().nonnegative().nullable().optional(),
-  reliability2: z.number().min(0).max(1).optional(),
-  cuda_max_good: z.number().optional(),
-  rentable: z.boolean().optional(),
-  verification: z.string().optional(),
+  storage_cost: z.number().nonnegative().nullish(),
+  reliability2: z.number().min(0).max(1).nullish(),
+  cuda_max_good: z.number().nullish(),
+  rentable: z.boolean().nullish(),
+  verification: z.string().nullish(),
 });
 export type Offer = z.infer<typeof OfferSchema>;
 
-export const OfferSearchResponseSchema = z.looseObject({ offers: z.array(OfferSchema) });
+/** The page itself; each row is checked on its own (see VastClient.searchOffersReport). */
+export const OfferSearchResponseSchema = z.looseObject({ offers: z.array(z.unknown()) });
 
 export const CreateResponseSchema = z.looseObject({
   success: z.boolean(),
@@ -33,25 +38,31 @@ export const CreateResponseSchema = z.looseObject({
   msg: z.string().optional(),
 });
 
+/**
+ * An instance as shown or listed. Vast's SDK types nearly every field but `id` as nullable: every field
+ * here may be null or absent, and the product reads them with that in mind.
+ */
 export const InstanceSchema = z.looseObject({
   id: z.number().int().positive(),
-  machine_id: z.number().int().nonnegative().optional(),
-  host_id: z.number().int().nonnegative().optional(),
-  actual_status: z.string().nullable().optional(),
-  intended_status: z.string().nullable().optional(),
-  cur_state: z.string().nullable().optional(),
-  next_state: z.string().nullable().optional(),
-  status_msg: z.string().nullable().optional(),
-  label: z.string().nullable().optional(),
-  gpu_name: z.string().optional(),
-  num_gpus: z.number().int().optional(),
-  cpu_ram: z.number().optional(),
+  machine_id: z.number().int().nonnegative().nullish(),
+  host_id: z.number().int().nonnegative().nullish(),
+  actual_status: z.string().nullish(),
+  intended_status: z.string().nullish(),
+  cur_state: z.string().nullish(),
+  next_state: z.string().nullish(),
+  status_msg: z.string().nullish(),
+  label: z.string().nullish(),
+  gpu_name: z.string().nullish(),
+  num_gpus: z.number().int().nullish(),
+  cpu_ram: z.number().nullish(),
+  cpu_cores: z.number().nullish(),
+  cpu_cores_effective: z.number().nullish(),
   /** $/h Vast bills this instance, storage for its disk included. */
-  dph_total: z.number().nullable().optional(),
-  dph_base: z.number().nullable().optional(),
-  storage_cost: z.number().nullable().optional(),
-  disk_space: z.number().nullable().optional(),
-  start_date: z.number().nullable().optional(),
+  dph_total: z.number().nullish(),
+  dph_base: z.number().nullish(),
+  storage_cost: z.number().nullish(),
+  disk_space: z.number().nullish(),
+  start_date: z.number().nullish(),
 });
 export type Instance = z.infer<typeof InstanceSchema>;
 

@@ -1,0 +1,37 @@
+import { type VastClient, VastHttpError } from './client.js';
+import type { Instance } from './schemas.js';
+
+/**
+ * One reading of a watched instance. `status` null means Vast says it is gone (show answered null or
+ * 404). `unreadable` is set instead when we could not read Vast at all (outage, garbled answer, refused
+ * key): that is no evidence about the host, and the caller must not take it for a lost host.
+ */
+export interface InstanceReading {
+  status: string | null;
+  /** $/h Vast bills now (0 when unknown). */
+  dph: number;
+  unreadable?: string;
+}
+
+export async function readInstanceState(vast: VastClient, instanceId: number): Promise<InstanceReading> {
+  try {
+    const inst = await vast.showInstance(instanceId);
+    return { status: inst?.actual_status ?? null, dph: inst?.dph_total ?? 0 };
+  } catch (err) {
+    if (err instanceof VastHttpError && err.isInstanceGone) return { status: null, dph: 0 };
+    return { status: null, dph: 0, unreadable: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+/**
+ * Vast will not run an instance it intends stopped (an outbid spot, a zero balance, a host that cannot
+ * schedule it): dstack fails fast on it, and so does Vast's own self-test. Returns why, or null.
+ */
+export function stoppingEvidence(inst: Instance): string | null {
+  const fields = `intended_status ${inst.intended_status ?? 'null'}, cur_state ${inst.cur_state ?? 'null'}, next_state ${inst.next_state ?? 'null'}, actual_status ${inst.actual_status ?? 'null'}`;
+  if (inst.intended_status === 'stopped') return `Vast intends it stopped before it ran (${fields})`;
+  if (inst.cur_state === 'stopped' && inst.next_state !== 'running') {
+    return `Vast holds it stopped with no start scheduled (${fields})`;
+  }
+  return null;
+}
