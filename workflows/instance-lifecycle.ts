@@ -52,6 +52,8 @@ export const OVERRIDE_AFTER_EARLY_STOP_PATCH = 'restart-daemon-after-overridden-
 export const REDELIVER_LOST_STEP_PATCH = 'redeliver-host-step-lost-before-start';
 /** patched() id of keying a lifecycle's records, label and host queue by its rental, not its workflow id. */
 export const RENTAL_KEY_PATCH = 'rental-key-from-first-run';
+/** patched() id of destroying whatever carries the lifecycle's label on the kill path (a create whose answer was lost). */
+export const DESTROY_LABELLED_PATCH = 'destroy-labelled-instances-on-kill';
 const cleanupVast = proxyActivities<VastActivities>(destroyOptions);
 // Store writes are fast and local to the control worker: local activities keep them out of the event count.
 const store = proxyLocalActivities<StoreActivities>(storeOptions);
@@ -371,6 +373,7 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
     const maxDph = w.maxDph ?? Math.round(inst.offer.dphTotal * 1.2 * 1000) / 1000;
     let points = input.resume?.points ?? [];
     let lowSamples = input.resume?.lowSamples ?? 0;
+    let vastUnreadableSince = input.resume?.vastUnreadableSince ?? null;
     const plan = planBenchmark(inst.offer.numGpus, inst.offer.cpuRamMb, input.concurrency);
     if (!input.resume)
       await onHost('startProduction', () => host.quick.startProduction({ concurrency: plan.concurrency }));
@@ -378,7 +381,15 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
       if (samples >= w.samplesPerRun || workflowInfo().continueAsNewSuggested) {
         await continueAsNew<typeof instanceLifecycle>({
           ...request,
-          resume: { rentalKey: rental, rented: inst, seq, benchRate: status.rate, points, lowSamples },
+          resume: {
+            rentalKey: rental,
+            rented: inst,
+            seq,
+            benchRate: status.rate,
+            points,
+            lowSamples,
+            vastUnreadableSince,
+          },
         });
       }
       await sleep(w.intervalSec * 1000, { summary: 'watch interval' });
@@ -386,12 +397,28 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
         onHost('sampleDaemon', () => host.quick.sampleDaemon()),
         vast.instanceState(inst.instanceId),
       ]);
-      if (state.status !== 'running') {
+      // Our failure to read Vast is no evidence about the host: wait it out (bounded), shown in the status.
+      if (state.unreadable !== undefined) {
+        vastUnreadableSince ??= Date.now();
+        status.vastUnreadable = { since: new Date(vastUnreadableSince).toISOString(), lastError: state.unreadable };
+        const outSec = Math.round((Date.now() - vastUnreadableSince) / 1000);
+        if (outSec > w.vastPatienceSec) {
+          throw kill(
+            FailureType.VastApiError,
+            `Vast could not be read for ${outSec} s (patience ${w.vastPatienceSec} s): the price of instance ${inst.instanceId} is unknown`,
+            { unreadableSec: outSec, vastPatienceSec: w.vastPatienceSec, lastError: state.unreadable },
+          );
+        }
+      } else {
+        vastUnreadableSince = null;
+        status.vastUnreadable = null;
+      }
+      if (state.unreadable === undefined && state.status !== 'running') {
         throw kill(FailureType.HostLost, `instance is ${state.status ?? 'gone'} at Vast`, {
           actualStatus: state.status,
         });
       }
-      if (state.dph > maxDph) {
+      if (state.unreadable === undefined && state.dph > maxDph) {
         throw kill(
           FailureType.PriceAboveBudget,
           `price rose to $${state.dph}/h, above the budget of $${maxDph}/h (billed $${inst.offer.dphTotal}/h when rented)`,
@@ -460,6 +487,8 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
         });
       }
     }
+    // A create whose answer was lost (or whose request reached Vast late) leaves an instance under our label.
+    if (patched(DESTROY_LABELLED_PATCH)) destroyed = (await destroyLabelled()) || destroyed;
     await store.recordOutcome({
       ...ids,
       outcome: 'killed',
@@ -470,6 +499,33 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
     });
     fleetMetrics.outcome('killed', failure.type, rented?.offer.gpuName ?? 'unknown');
     await enter('killed', undefined, { failureType: failure.type, destroyed });
+  }
+
+  /** Destroys every instance carrying this lifecycle's label; true when it found one. Never hides the kill's cause. */
+  async function destroyLabelled(): Promise<boolean> {
+    try {
+      const { destroyed } = await cleanupVast.destroyLabelled(label);
+      if (destroyed.length === 0) return false;
+      await store.recordEvent({
+        ...ids,
+        seq: ++seq,
+        stage: status.stage,
+        message: `destroyed instance(s) ${destroyed.join(', ')} found under this lifecycle's label`,
+        details: { destroyed, label },
+        at: new Date().toISOString(),
+      });
+      return true;
+    } catch (err) {
+      await store.recordEvent({
+        ...ids,
+        seq: ++seq,
+        stage: status.stage,
+        message: `could not check Vast for instances labelled ${label}; the orphan reconciler will: ${err instanceof Error ? err.message : String(err)}`,
+        details: { label },
+        at: new Date().toISOString(),
+      });
+      return false;
+    }
   }
 
   async function tryCollect() {

@@ -51,6 +51,11 @@ export interface WatchPolicy {
   maxDph: number | null;
   /** Samples per workflow run before continue-as-new keeps history small. */
   samplesPerRun: number;
+  /**
+   * How long Vast may stay unreadable (outage, garbled answers) while a watched host keeps proving before
+   * the lifecycle gives up on knowing its price and state; an outage shorter than this is waited out.
+   */
+  vastPatienceSec: number;
 }
 
 /** Carried through continue-as-new while a promoted instance is watched. */
@@ -63,6 +68,8 @@ export interface ResumeState {
   /** Daemon counter samples of the current rate window, oldest first. */
   points: Array<{ completed: number; at: number }>;
   lowSamples: number;
+  /** Epoch ms since which Vast could not be read (null or absent: it answered last time). */
+  vastUnreadableSince?: number | null;
 }
 
 export interface LifecycleInput {
@@ -166,4 +173,6 @@ export interface LifecycleStatus {
   startedAt: string;
   stageDeadline: string | null;
   failureType: FailureType | null;
+  /** Set while a watched instance's Vast reads fail: since when, and the last error (no evidence about the host). */
+  vastUnreadable?: { since: string; lastError: string } | null;
 }

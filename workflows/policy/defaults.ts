@@ -30,6 +30,8 @@ export const DEFAULT_WATCH: WatchPolicy = {
   degradedSamples: 2,
   maxDph: null,
   samplesPerRun: 200,
+  // Half an hour without knowing what Vast bills, at most: a Vast outage is waited out up to then.
+  vastPatienceSec: 30 * 60,
 };
 
 /** GiB of disk a lifecycle rents (parameters ~100 GiB, PCE cache, work dir); Vast prices storage on it. */
