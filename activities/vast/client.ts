@@ -108,6 +108,10 @@ export class VastClient {
       count++;
       firstReason ??= `row ${i}${rowId(row)}: ${issuesText(parsed.error.issues)}`;
     });
+    // Not one usable row in a non-empty page is a garbled answer (wrong types throughout), not a market.
+    if (offers.length === 0 && count > 0) {
+      throw new VastResponseShapeError('POST', '/api/v0/bundles/', `no usable offer row; first: ${firstReason}`);
+    }
     return { offers, dropped: { count, firstReason } };
   }
 

@@ -45,9 +45,20 @@ export type HostScenario = z.infer<typeof HostScenarioSchema>;
 /** How the Vast side of one offer behaves once rented. */
 export const InstanceScenarioSchema = z.object({
   loadingSec: z.number().nonnegative().default(30),
-  fate: z.enum(['running', 'stuck_loading', 'exited', 'offline']).default('running'),
+  /**
+   * `stopped`: while loading, Vast turns the instance to intended_status/cur_state/next_state "stopped"
+   * (an outbid spot, a zero balance): it will never run.
+   */
+  fate: z.enum(['running', 'stuck_loading', 'exited', 'offline', 'stopped']).default('running'),
   /** Host disappears (preempted) this many seconds after it starts running. */
   preemptAfterSec: z.number().positive().optional(),
+  /**
+   * How a show answers once the instance is destroyed: `{"instances": null}` (the OpenAPI text) or a
+   * 404 (`no_such_instance` as DELETE answers, or `not_found`), as vast-cli's self-test accepts both.
+   */
+  afterDestroy: z.enum(['null', '404-no_such_instance', '404-not_found']).default('null'),
+  /** Instance fields this row's instance serves as null (Vast's SDK types nearly all of them nullable). */
+  nullFields: z.array(z.string()).default([]),
 });
 
 export const SimOfferSchema = z.looseObject({
@@ -71,8 +82,10 @@ export const SimOfferSchema = z.looseObject({
     .object({
       host: HostScenarioSchema.default(HostScenarioSchema.parse({})),
       instance: InstanceScenarioSchema.default(InstanceScenarioSchema.parse({})),
+      /** Offer fields this row serves as null in searches (cpu_ram, dph_total, cuda_max_good... are nullable in Vast's SDK). */
+      offerNullFields: z.array(z.string()).default([]),
     })
-    .default({ host: HostScenarioSchema.parse({}), instance: InstanceScenarioSchema.parse({}) }),
+    .default({ host: HostScenarioSchema.parse({}), instance: InstanceScenarioSchema.parse({}), offerNullFields: [] }),
 });
 export type SimOffer = z.infer<typeof SimOfferSchema>;
 

@@ -27,10 +27,27 @@ describe('simulated Vast.ai API answers as the reference says', () => {
     expect(await vast.searchOffers({ num_gpus: { gte: 2 } })).toHaveLength(1);
   });
 
-  it('rejects a bad key with 401 auth_error', async () => {
-    const res = await raw('/api/v0/bundles/', { method: 'POST', body: '{}' }, 'wrong');
-    expect(res.status).toBe(401);
-    expect(await res.json()).toEqual({ success: false, error: 'auth_error', msg: 'Invalid user key' });
+  it('rejects a bad key with auth_error: 404 on search and instance calls, 401 elsewhere', async () => {
+    const body = { success: false, error: 'auth_error', msg: 'Invalid user key' };
+    const search = await raw('/api/v0/bundles/', { method: 'POST', body: '{}' }, 'wrong');
+    expect(search.status).toBe(404);
+    expect(await search.json()).toEqual(body);
+    const del = await raw('/api/v0/instances/123/', { method: 'DELETE', body: '{}' }, 'wrong');
+    expect(del.status).toBe(404);
+    expect(await del.json()).toEqual(body);
+    const list = await raw('/api/v1/instances/', {}, 'wrong');
+    expect(list.status).toBe(401);
+    expect(await list.json()).toEqual(body);
+    // The client reads the 404 as what it is: an auth error, not a gone instance.
+    const err = await new VastClient({ baseUrl: sim.url, apiKey: 'wrong' }).destroyInstance(123).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(VastHttpError);
+    expect((err as VastHttpError).isAuth).toBe(true);
+    expect((err as VastHttpError).isInstanceGone).toBe(false);
+  });
+
+  it('serves a search without any key (unauthenticated search works)', async () => {
+    const res = await fetch(sim.url + '/api/v0/bundles/', { method: 'POST', body: '{}' });
+    expect(res.status).toBe(200);
   });
 
   it('creates from an offer, then shows it as a single object; the v0 list is 410', async () => {

@@ -2,7 +2,8 @@ import http from 'node:http';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VastClient, VastHttpError, VastResponseShapeError } from '../../activities/vast/client.js';
-import { ControlConfigSchema, loadConfig } from '../../workers/config.js';
+import { OfferSchema } from '../../activities/vast/schemas.js';
+import { checkHostEnv, ControlConfigSchema, hostEnvFromConfig, loadConfig } from '../../workers/config.js';
 
 // A server whose next answer the test sets: the client must parse it or refuse it naming the field.
 let next: { status: number; body: string } = { status: 200, body: '{}' };
@@ -57,15 +58,21 @@ describe('Vast response parsing (property)', () => {
     );
   });
 
-  it('refuses malformed or out-of-range offers with an error naming the field, never anything else', async () => {
+  it('keeps every good row, drops each malformed one with a reason naming the field, never anything else', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(fc.oneof(goodOffer, anyOffer), { minLength: 1, maxLength: 5 }), async (offers) => {
         next = { status: 200, body: JSON.stringify({ offers }) };
+        const good = offers.filter((o) => OfferSchema.safeParse(o).success);
         try {
-          await new VastClient({ baseUrl: url, apiKey: 'k' }).searchOffers({});
+          const report = await new VastClient({ baseUrl: url, apiKey: 'k' }).searchOffersReport({});
+          expect(report.offers.map((o) => o.id)).toEqual(good.map((o) => o.id));
+          expect(report.dropped.count).toBe(offers.length - good.length);
+          if (report.dropped.count > 0) expect(report.dropped.firstReason).toMatch(/^row \d+.*: [a-z_0-9.]+: /);
         } catch (err) {
+          // Only a page with not one usable row is refused as a whole (a garbled answer).
+          expect(good).toHaveLength(0);
           expect(err).toBeInstanceOf(VastResponseShapeError);
-          expect((err as Error).message).toMatch(/offers\.\d+\.[a-z_]+: /);
+          expect((err as Error).message).toMatch(/no usable offer row; first: row 0/);
         }
       }),
       { numRuns: 200 },
@@ -98,5 +105,31 @@ describe('configuration errors name the variable', () => {
     expect(() =>
       loadConfig(ControlConfigSchema, { DATABASE_URL: 'postgres://x@h/db', VAST_API_KEY: 'k', METRICS_BIND: 'nope' }),
     ).toThrow(/METRICS_BIND: must be host:port/);
+  });
+});
+
+describe('host env entries fit Vast (256 characters per entry)', () => {
+  const base = {
+    DATABASE_URL: 'postgres://x@h/db',
+    VAST_API_KEY: 'k',
+    TEMPORAL_ADDRESS: 'temporal.example:7233',
+  };
+  it('accepts a short namespace-scoped key and one payload key id', () => {
+    const cfg = loadConfig(ControlConfigSchema, { ...base, HOST_TEMPORAL_API_KEY: 'k'.repeat(200) });
+    expect(() => checkHostEnv(hostEnvFromConfig(cfg))).not.toThrow();
+  });
+  it('refuses at start-up an entry over the cap, naming the variable and the limit', () => {
+    // TEMPORAL_API_KEY=<240 chars> is 257 characters: one over.
+    const cfg = loadConfig(ControlConfigSchema, {
+      ...base,
+      HOST_TEMPORAL_API_KEY: 'k'.repeat(240),
+      HOST_PAYLOAD_KEYS: 'a'.repeat(100),
+    });
+    expect(() => checkHostEnv(hostEnvFromConfig(cfg))).toThrow(
+      /HOST_TEMPORAL_API_KEY: becomes the host env entry TEMPORAL_API_KEY=\.\.\. of 257 characters; Vast accepts at most 256/,
+    );
+    expect(() => checkHostEnv(hostEnvFromConfig(cfg))).not.toThrow(/HOST_PAYLOAD_KEYS/);
+    // The message never carries the value itself.
+    expect(() => checkHostEnv(hostEnvFromConfig(cfg))).not.toThrow(/kkkk/);
   });
 });

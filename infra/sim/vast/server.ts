@@ -6,6 +6,8 @@ import { type SimOffer, scaledMs, timeScale } from '../scenario.js';
 import { type BootedHost, bootHost, type HostBooter } from './host-boot.js';
 import { DEFAULT_ALLOCATED_STORAGE_GB, offerPriceFields, simBilledDph, simDphBase } from './pricing.js';
 import { matchesQuery, QueryError, sortOffers } from './query.js';
+import { offerSample, withNulls } from './fields.js';
+import { badKeyStatus, Captured, gatewayPage, type Mangle, mangleAnswer, type Sink } from './mangle.js';
 
 interface SimInstance {
   id: number;
@@ -15,6 +17,8 @@ interface SimInstance {
   image: string;
   actual_status: string | null;
   intended_status: string;
+  /** Contract state: running while the machine is allocated to us, stopped when Vast will not run it. */
+  cur_state: string;
   status_msg: string;
   start_date: number;
   /** GB of disk it was created with: storage bills on it. */
@@ -48,6 +52,21 @@ export interface Chaos {
   rateTimeout?: number;
   /** The next this many instance creates are carried out, but their answers never arrive. */
   loseCreateAnswers?: number;
+  /** Fraction of calls answered by a gateway's HTML error page (502/504), not carried out. */
+  rateHtml?: number;
+  /** Fraction of calls carried out whose 200 answer is cut off mid-JSON. */
+  rateTruncated?: number;
+  /** Fraction of calls carried out whose 200 answer has numbers as strings and booleans as numbers. */
+  rateWrongTypes?: number;
+  /** The next this many creates are carried out but answered with a truncated body. */
+  garbleCreateAnswers?: number;
+  /** The next this many creates are refused with HTTP 200 success:false (as Vast refuses on credit). */
+  refuseCreates?: number;
+  /** The next this many creates reach Vast this many ms late (after the client gave up on them). */
+  lateCreates?: number;
+  lateCreateMs?: number;
+  /** Every answer takes this long (a slow Vast). */
+  slowMs?: number;
   seed?: number;
 }
 
@@ -82,7 +101,7 @@ export interface VastSim {
   close(): Promise<void>;
 }
 
-const json = (res: http.ServerResponse, status: number, body: unknown) => {
+const json = (res: Sink, status: number, body: unknown) => {
   res.writeHead(status, { 'Content-Type': 'application/json' });
   res.end(JSON.stringify(body));
 };
@@ -103,46 +122,100 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
   let nextId = 30_000_000 + Math.floor(Math.random() * 1_000_000);
   let chaos: Chaos = opts.chaos ?? { rate429: 0, rate5xx: 0 };
   let chaosRandom = chaos.seed === undefined ? Math.random : seeded(chaos.seed);
-  const stats = { calls: 0, injected429: 0, injected5xx: 0, injectedTimeouts: 0, lostCreateAnswers: 0 };
+  const stats = {
+    calls: 0,
+    injected429: 0,
+    injected5xx: 0,
+    injectedTimeouts: 0,
+    lostCreateAnswers: 0,
+    injectedHtml: 0,
+    injectedTruncated: 0,
+    injectedWrongTypes: 0,
+    garbledCreateAnswers: 0,
+    refusedCreates: 0,
+    lateCreates: 0,
+    outageAnswers: 0,
+  };
+  /** Epoch ms until which every API call meets a gateway error page (a Vast outage). */
+  let outageUntil = 0;
 
   // Priced for the search's allocated_storage, as Vast does: the same offer is dearer for a bigger disk.
-  const publicOffer = (o: SimOffer, allocatedGb: number) => {
-    const { sim: _sim, ...rest } = o;
-    return {
-      ...rest,
-      ...offerPriceFields(o, allocatedGb),
-      ask_contract_id: o.id,
-      rentable: !taken.has(o.id),
-      rented: taken.has(o.id),
-    };
-  };
+  const publicOffer = (o: SimOffer, allocatedGb: number) =>
+    withNulls(
+      {
+        ...offerSample(o, Date.now() / 1000),
+        ...offerPriceFields(o, allocatedGb),
+        rentable: !taken.has(o.id),
+        rented: taken.has(o.id),
+      },
+      o.sim.offerNullFields,
+    );
 
-  const publicInstance = (i: SimInstance) => ({
-    id: i.id,
-    machine_id: i.offer.machine_id,
-    host_id: i.offer.host_id,
-    actual_status: i.actual_status,
-    intended_status: i.intended_status,
-    cur_state: i.actual_status === 'running' ? 'running' : 'stopped',
-    next_state: i.intended_status,
-    status_msg: i.status_msg,
-    label: i.label,
-    image_uuid: i.image,
-    extra_env: Object.entries(i.env).map(([k]) => [k, '***']),
-    gpu_name: i.offer.gpu_name,
-    num_gpus: i.offer.num_gpus,
-    gpu_ram: i.offer.gpu_ram,
-    cpu_ram: i.offer.cpu_ram,
-    disk_space: i.disk,
-    dph_base: simDphBase(i.offer),
-    storage_cost: i.offer.storage_cost,
-    dph_total: i.dph,
-    start_date: i.start_date,
-  });
+  /** An instance as show/list answer it (§1.8): ports only while running, nulls where the scenario says. */
+  const publicInstance = (i: SimInstance) => {
+    const o = i.offer;
+    const running = i.actual_status === 'running';
+    const cores = typeof o.cpu_cores === 'number' ? o.cpu_cores : null;
+    const row = {
+      id: i.id,
+      machine_id: o.machine_id,
+      host_id: o.host_id,
+      actual_status: i.actual_status,
+      intended_status: i.intended_status,
+      cur_state: i.cur_state,
+      next_state: i.intended_status,
+      status_msg: i.status_msg,
+      label: i.label,
+      image_uuid: i.image,
+      image_runtype: 'args',
+      image_args: [],
+      extra_env: Object.entries(i.env).map(([k]) => [k, '***']),
+      onstart: null,
+      ssh_host: `ssh${(i.id % 9) + 1}.vast.ai`,
+      ssh_port: 10_000 + (i.id % 50_000),
+      ssh_idx: String((i.id % 9) + 1),
+      public_ipaddr: `198.51.100.${o.machine_id % 250}\n`,
+      local_ipaddrs: '10.0.0.5 172.17.0.2 \n',
+      ports: running ? { '22/tcp': [{ HostIp: '0.0.0.0', HostPort: String(20_000 + (i.id % 1000)) }] } : null,
+      direct_port_start: running ? 20_000 : -1,
+      direct_port_end: running ? 20_063 : -1,
+      direct_port_count: running ? 64 : 0,
+      gpu_name: o.gpu_name,
+      num_gpus: o.num_gpus,
+      gpu_ram: o.gpu_ram,
+      gpu_totalram: o.gpu_ram * o.num_gpus,
+      gpu_util: running ? 0.93 : null,
+      gpu_temp: running ? 64.5 : null,
+      cpu_ram: o.cpu_ram,
+      cpu_cores: cores,
+      cpu_cores_effective: typeof o.cpu_cores_effective === 'number' ? o.cpu_cores_effective : cores,
+      cpu_util: running ? 0.4 : null,
+      mem_usage: null,
+      mem_limit: null,
+      disk_space: i.disk,
+      disk_usage: running ? 0.3 : -1,
+      inet_up: 800.2,
+      inet_down: 900.7,
+      dph_base: simDphBase(o),
+      storage_cost: o.storage_cost,
+      dph_total: i.dph,
+      min_bid: Math.round(i.dph * 0.6 * 1000) / 1000,
+      is_bid: false,
+      reliability2: typeof o.reliability2 === 'number' ? o.reliability2 : 0.97,
+      verification: 'verified',
+      geolocation: typeof o.geolocation === 'string' ? o.geolocation : 'Czechia, CZ',
+      start_date: i.start_date,
+      end_date: i.start_date + 90 * 86_400,
+      uptime_mins: i.runningAt === null ? null : (Date.now() - i.runningAt) / 60_000,
+      country_code: null,
+    };
+    return withNulls(row, o.sim.instance.nullFields);
+  };
 
   function destroy(inst: SimInstance): void {
     inst.destroyed = true;
     inst.destroyedAt = Date.now();
+    inst.cur_state = 'unloaded';
     inst.timers.forEach(clearTimeout);
     inst.host?.kill();
     taken.delete(inst.offer.id);
@@ -160,6 +233,13 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
     });
     if (sc.fate === 'stuck_loading') return;
     at(1 + sc.loadingSec, () => {
+      if (sc.fate === 'stopped') {
+        // Vast will not run it (outbid, zero balance): every state field says stopped, still "loading".
+        inst.intended_status = 'stopped';
+        inst.cur_state = 'stopped';
+        inst.status_msg = 'Instance stopped: insufficient bid';
+        return;
+      }
       if (sc.fate === 'exited' || sc.fate === 'offline') {
         inst.actual_status = sc.fate;
         inst.status_msg =
@@ -206,10 +286,21 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
     // Test and demo control plane, outside the Vast API's paths.
     if (p.startsWith('/_sim/')) return handleAdmin(method, p, req, res);
 
-    if (req.headers.authorization !== `Bearer ${opts.apiKey}`) {
-      return json(res, 401, { success: false, error: 'auth_error', msg: 'Invalid user key' });
+    // Search works without any key (gpuhunt searches unauthenticated); a wrong key is refused.
+    const key = req.headers.authorization;
+    const anonymousSearch = key === undefined && method === 'POST' && p === '/api/v0/bundles/';
+    if (key !== `Bearer ${opts.apiKey}` && !anonymousSearch) {
+      return json(res, badKeyStatus(method, p), { success: false, error: 'auth_error', msg: 'Invalid user key' });
     }
+    const body = await readBody(req);
     stats.calls++;
+    if (chaos.slowMs) await new Promise((r) => setTimeout(r, chaos.slowMs));
+    if (Date.now() < outageUntil) {
+      stats.outageAnswers++;
+      const status = stats.outageAnswers % 2 ? 503 : 504;
+      res.writeHead(status, { 'Content-Type': 'text/html' });
+      return void res.end(gatewayPage(status));
+    }
     const roll = chaosRandom();
     if (roll < chaos.rate429) {
       stats.injected429++;
@@ -227,25 +318,66 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
       if (loseThisCreate) chaos.loseCreateAnswers = (chaos.loseCreateAnswers ?? 1) - 1;
       // A create whose answer is lost is how a careless client rents twice: half of these are done first.
       if (loseThisCreate || chaosRandom() < 0.5) {
-        await route(req, new http.ServerResponse(req), url, p, method);
+        await route(body, new Captured(), url, p, method);
         if (isCreate) stats.lostCreateAnswers++;
       }
       setTimeout(() => req.socket.destroy(), 120_000).unref();
       return;
     }
-    return route(req, res, url, p, method);
+    if (isCreate && (chaos.refuseCreates ?? 0) > 0) {
+      chaos.refuseCreates = (chaos.refuseCreates ?? 1) - 1;
+      stats.refusedCreates++;
+      return json(res, 200, { success: false, error: 'insufficient_credit', msg: 'Insufficient credit' });
+    }
+    if (isCreate && (chaos.lateCreates ?? 0) > 0) {
+      // The request reaches Vast after the client gave up on it: it is carried out then, answered to no one.
+      chaos.lateCreates = (chaos.lateCreates ?? 1) - 1;
+      stats.lateCreates++;
+      setTimeout(() => void route(body, new Captured(), url, p, method), chaos.lateCreateMs ?? 5_000);
+      setTimeout(() => req.socket.destroy(), 120_000).unref();
+      return;
+    }
+    let spoil: Mangle | null = null;
+    if (isCreate && (chaos.garbleCreateAnswers ?? 0) > 0) {
+      chaos.garbleCreateAnswers = (chaos.garbleCreateAnswers ?? 1) - 1;
+      stats.garbledCreateAnswers++;
+      spoil = 'truncate';
+    } else {
+      const r = chaosRandom();
+      const html = chaos.rateHtml ?? 0;
+      const trunc = chaos.rateTruncated ?? 0;
+      if (r < html) {
+        stats.injectedHtml++;
+        res.writeHead(502, { 'Content-Type': 'text/html' });
+        return void res.end(gatewayPage(502));
+      }
+      if (r < html + trunc) spoil = 'truncate';
+      else if (r < html + trunc + (chaos.rateWrongTypes ?? 0)) spoil = 'wrongTypes';
+    }
+    if (!spoil) return route(body, res, url, p, method);
+    // Carried out at Vast; only the answer is spoilt on its way back (2xx answers only).
+    const captured = new Captured();
+    await route(body, captured, url, p, method);
+    if (captured.status >= 300) {
+      res.writeHead(captured.status, captured.headers);
+      return void res.end(captured.body);
+    }
+    if (spoil === 'truncate') stats.injectedTruncated++;
+    else stats.injectedWrongTypes++;
+    res.writeHead(captured.status, captured.headers);
+    res.end(mangleAnswer(captured.body, spoil));
   }
 
   async function route(
-    req: http.IncomingMessage,
-    res: http.ServerResponse,
+    body: unknown,
+    res: Sink,
     url: URL,
     p: string,
     method: string,
   ): Promise<void> {
     let m: RegExpExecArray | null;
     if (method === 'POST' && p === '/api/v0/bundles/') {
-      const q = (await readBody(req)) as Record<string, unknown>;
+      const q = body as Record<string, unknown>;
       const rentableOnly = !('rentable' in q);
       const allocated = q.allocated_storage ?? DEFAULT_ALLOCATED_STORAGE_GB;
       if (typeof allocated !== 'number' || !(allocated > 0))
@@ -268,7 +400,7 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
     }
     if (method === 'PUT' && (m = /^\/api\/v0\/asks\/(\d+)\/$/.exec(p))) {
       const offerId = Number(m[1]);
-      const body = (await readBody(req)) as Record<string, unknown>;
+      const req = body as Record<string, unknown>;
       const offer = offers.get(offerId);
       if (!offer || taken.has(offerId) || racedAway.has(offerId)) {
         return json(res, 404, {
@@ -278,7 +410,7 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
           ask_id: offerId,
         });
       }
-      const invalid = validateCreate(body);
+      const invalid = validateCreate(req);
       if (invalid)
         return json(res, 400, {
           success: false,
@@ -290,16 +422,17 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
       const inst: SimInstance = {
         id: nextId++,
         offer,
-        label: String(body.label ?? ''),
-        env: body.env as Record<string, string>,
-        image: String(body.image),
+        label: String(req.label ?? ''),
+        env: req.env as Record<string, string>,
+        image: String(req.image),
         actual_status: null,
         intended_status: 'running',
+        cur_state: 'running',
         status_msg: '',
         start_date: Date.now() / 1000,
-        disk: body.disk as number,
+        disk: req.disk as number,
         destroyed: false,
-        dph: simBilledDph(offer, body.disk as number),
+        dph: simBilledDph(offer, req.disk as number),
         createdAt: Date.now(),
         runningAt: null,
         destroyedAt: null,
@@ -312,13 +445,20 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
       return json(res, 200, { success: true, new_contract: inst.id, instance_api_key: `sim-${inst.id}` });
     }
     if (method === 'GET' && (m = /^\/api\/v0\/instances\/(\d+)\/$/.exec(p))) {
-      const inst = instances.get(Number(m[1]));
+      const id = Number(m[1]);
+      const inst = instances.get(id);
+      const after = inst?.destroyed ? inst.offer.sim.instance.afterDestroy : 'null';
+      if (after !== 'null') {
+        // Some answers for a gone instance are a 404, as vast-cli's self-test accepts after a destroy.
+        const error = after === '404-not_found' ? 'not_found' : 'no_such_instance';
+        return json(res, 404, { success: false, error, msg: `Instance ${id} not found.` });
+      }
       return json(res, 200, { instances: inst && !inst.destroyed ? publicInstance(inst) : null });
     }
     if (method === 'DELETE' && (m = /^\/api\/v0\/instances\/(\d+)\/$/.exec(p))) {
       const inst = instances.get(Number(m[1]));
       if (!inst || inst.destroyed)
-        return json(res, 404, { success: false, error: 'no_such_instance', msg: 'Instance not found' });
+        return json(res, 404, { success: false, error: 'no_such_instance', msg: `Instance ${m[1]} not found.` });
       destroy(inst);
       return json(res, 200, { success: true });
     }
@@ -384,6 +524,12 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
       chaos = (await readBody(req)) as Chaos;
       chaosRandom = chaos.seed === undefined ? Math.random : seeded(chaos.seed);
       return json(res, 200, { ok: true });
+    }
+    if (method === 'POST' && p === '/_sim/outage') {
+      // A Vast outage: every API call meets a gateway's HTML error page for this many seconds.
+      const { sec } = (await readBody(req)) as { sec: number };
+      outageUntil = Date.now() + sec * 1000;
+      return json(res, 200, { ok: true, until: new Date(outageUntil).toISOString() });
     }
     if (method === 'POST' && (m = /^\/_sim\/offers\/(\d+)\/take$/.exec(p))) {
       taken.add(Number(m[1]));
