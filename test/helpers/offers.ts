@@ -7,9 +7,14 @@ let nextMachine = 100_000_000 + block;
 
 /** A Vast offer row with realistic fields (RAM in MB), plus the simulator's behaviour block. */
 export function simOffer(
-  over: Partial<SimOffer> & { host?: Record<string, unknown>; instance?: Record<string, unknown> } = {},
+  over: Partial<SimOffer> & {
+    host?: Record<string, unknown>;
+    instance?: Record<string, unknown>;
+    /** Offer fields this row serves as null in searches. */
+    offerNullFields?: string[];
+  } = {},
 ): SimOffer {
-  const { host, instance, ...rest } = over;
+  const { host, instance, offerNullFields, ...rest } = over;
   return SimOfferSchema.parse({
     id: nextOffer++,
     machine_id: nextMachine++,
@@ -29,6 +34,10 @@ export function simOffer(
     inet_down: 900,
     geolocation: 'Czechia, CZ',
     ...rest,
-    sim: { host: { startupSec: 20, paramfetchSec: 100, ...host }, instance: { loadingSec: 20, ...instance } },
+    sim: {
+      host: { startupSec: 20, paramfetchSec: 100, ...host },
+      instance: { loadingSec: 20, ...instance },
+      offerNullFields: offerNullFields ?? [],
+    },
   });
 }
