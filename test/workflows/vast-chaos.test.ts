@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Chaos } from '../../infra/sim/vast/server.js';
 import type { SimOffer } from '../../infra/sim/scenario.js';
-import { instanceLifecycle } from '../../workflows/index.js';
+import { instanceLifecycle, lifecycleStatusQuery } from '../../workflows/index.js';
+import type { LifecycleRequest } from '../../workflows/types.js';
+import { expectCleanedUp, expectKilled } from '../helpers/expect-kill.js';
 import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
 import { cancelAndWait } from '../helpers/cancel-and-wait.js';
 import { simOffer } from '../helpers/offers.js';
@@ -19,14 +21,21 @@ async function simStats<K extends string>(env: FleetEnv): Promise<Record<K, numb
  * Runs a healthy lifecycle through the chaos to promotion, checks it rented exactly one instance and
  * that every activity retry stayed within its bounded attempts, then cancels it (destroying the host).
  */
-async function expectPromotedThroughChaos(env: FleetEnv, offer: SimOffer, id: string): Promise<void> {
+async function expectPromotedThroughChaos(
+  env: FleetEnv,
+  offer: SimOffer,
+  id: string,
+  over: Partial<LifecycleRequest> = {},
+  whilePromoted?: () => Promise<void>,
+): Promise<void> {
   const handle = await env.client.workflow.start(instanceLifecycle, {
     taskQueue: env.taskQueue,
     workflowId: id,
-    args: [fastRequest(offer.id, { minRate: 29 / 0.01, timeouts: { waitRunningSec: 60 } })],
-    workflowExecutionTimeout: '5 minutes',
+    args: [fastRequest(offer.id, { minRate: 29 / 0.01, timeouts: { waitRunningSec: 60 }, ...over })],
+    workflowExecutionTimeout: '10 minutes',
   });
   expect(await waitForVerdict(env.client, id)).toBe('promoted');
+  await whilePromoted?.();
   expect(env.sim.ledger().filter((r) => r.offerId === offer.id)).toHaveLength(1);
   const history = await env.client.workflow.getHandle(id).fetchHistory();
   // Retries are visible in history as later attempts, never unbounded.
@@ -72,5 +81,96 @@ describe('Vast API timeouts', () => {
     // Vast carried out a create whose answer never arrived: the retry must adopt that instance.
     expect(stats.lostCreateAnswers).toBeGreaterThan(0);
     expect(env.sim.ledger().every((r) => r.destroyed)).toBe(true);
+  });
+});
+
+describe('Vast answers spoilt on the way (HTML pages, truncated JSON, wrong types, slow)', () => {
+  // Its instance also serves nulls in fields the product does not read.
+  const offer = simOffer({
+    host: { proofSec: 100 },
+    instance: { nullFields: ['gpu_name', 'cpu_ram', 'start_date', 'ssh_host', 'ports', 'gpu_util', 'end_date'] },
+  });
+  let env: FleetEnv;
+  beforeAll(async () => {
+    env = await startFleetEnv([offer]);
+    await injectChaos(env, {
+      rate429: 0,
+      rate5xx: 0,
+      rateHtml: 0.08,
+      rateTruncated: 0.08,
+      rateWrongTypes: 0.08,
+      garbleCreateAnswers: 1,
+      slowMs: 150,
+      seed: 20261204,
+    });
+  });
+  afterAll(async () => env?.close());
+
+  it('rides through on bounded retries, adopts the create whose answer was cut off, rents once', async () => {
+    await expectPromotedThroughChaos(env, offer, `chaos-garbled-${offer.id}`);
+    const stats = await simStats<'injectedHtml' | 'injectedTruncated' | 'injectedWrongTypes' | 'garbledCreateAnswers'>(
+      env,
+    );
+    expect(stats.injectedHtml + stats.injectedTruncated + stats.injectedWrongTypes).toBeGreaterThan(0);
+    expect(stats.garbledCreateAnswers).toBe(1);
+    expectCleanedUp(env, offer.id);
+  });
+});
+
+describe('creates whose outcome is uncertain or refused', () => {
+  const late = simOffer({ host: { proofSec: 100 } });
+  const refused = simOffer({ host: { proofSec: 100 } });
+  let env: FleetEnv;
+  beforeAll(async () => {
+    env = await startFleetEnv([late, refused], { security: { VAST_REQUEST_TIMEOUT_MS: 1500 } });
+  });
+  afterAll(async () => env?.close());
+
+  it('a create that reaches Vast after the client gave up is found by label, never rented twice', async () => {
+    await injectChaos(env, { rate429: 0, rate5xx: 0, lateCreates: 1, lateCreateMs: 2500 });
+    await expectPromotedThroughChaos(env, late, `chaos-late-${late.id}`);
+    expect((await simStats<'lateCreates'>(env)).lateCreates).toBe(1);
+    expectCleanedUp(env, late.id);
+  });
+
+  it("a 200 with success:false is a refusal in Vast's own words, and nothing is left running", async () => {
+    await injectChaos(env, { rate429: 0, rate5xx: 0, refuseCreates: 1 });
+    const k = await expectKilled(env, `chaos-refused-${refused.id}`, fastRequest(refused.id), 'VastApiError');
+    expect(k.failure.message).toContain('insufficient_credit: Insufficient credit');
+    expect(k.failure.message).not.toContain('HTTP 200:');
+    expectCleanedUp(env, refused.id, false);
+  });
+});
+
+describe('a Vast outage of about 2 minutes while a promoted host is watched', () => {
+  const offer = simOffer({ host: { proofSec: 100 } });
+  let env: FleetEnv;
+  beforeAll(async () => {
+    env = await startFleetEnv([offer]);
+  });
+  afterAll(async () => env?.close());
+
+  it('is waited out and shown in the status; the healthy host is kept', { timeout: 300_000 }, async () => {
+    const id = `chaos-outage-${offer.id}`;
+    const status = () => env.client.workflow.getHandle(id).query(lifecycleStatusQuery);
+    await expectPromotedThroughChaos(env, offer, id, { watch: { intervalSec: 2 } }, async () => {
+      const outageSec = 120;
+      await fetch(`${env.sim.url}/_sim/outage`, { method: 'POST', body: JSON.stringify({ sec: outageSec }) });
+      const until = Date.now() + outageSec * 1000;
+      let seen: Awaited<ReturnType<typeof status>>['vastUnreadable'] = null;
+      for (let i = 0; i < 60 && !seen; i++) {
+        await new Promise((r) => setTimeout(r, 500));
+        seen = (await status()).vastUnreadable ?? null;
+      }
+      expect(seen?.lastError).toMatch(/HTTP 50[34]/);
+      await new Promise((r) => setTimeout(r, until - Date.now() + 8_000));
+      // Vast answers again: the watch reads it, clears the mark, and the host was never taken for lost.
+      expect((await status()).vastUnreadable ?? null).toBeNull();
+      expect((await status()).stage).toBe('promoted');
+      const [inst] = env.sim.ledger().filter((r) => r.offerId === offer.id);
+      expect(inst?.destroyed).toBe(false);
+      expect((await simStats<'outageAnswers'>(env)).outageAnswers).toBeGreaterThan(10);
+    });
+    expectCleanedUp(env, offer.id);
   });
 });
