@@ -126,7 +126,9 @@ export function createVastActivities(deps: VastActivityDeps) {
       });
     }
     if (mine) {
-      log.warn(`create of offer ${input.offerId} answered ${errText(err)}, but instance ${mine.id} carries our label: adopted`);
+      log.warn(
+        `create of offer ${input.offerId} answered ${errText(err)}, but instance ${mine.id} carries our label: adopted`,
+      );
       const facts = offerFacts(offer, input.diskGb);
       return { instanceId: mine.id, offer: { ...facts, dphTotal: billedDph(mine) ?? facts.dphTotal } };
     }

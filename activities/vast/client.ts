@@ -212,9 +212,7 @@ export class VastClient {
     const result = schema.safeParse(json);
     if (!result.success) {
       const issues =
-        typeof json === 'string'
-          ? `not JSON (${JSON.stringify(text.slice(0, 80))})`
-          : issuesText(result.error.issues);
+        typeof json === 'string' ? `not JSON (${JSON.stringify(text.slice(0, 80))})` : issuesText(result.error.issues);
       throw new VastResponseShapeError(method, path, issues);
     }
     return result.data;

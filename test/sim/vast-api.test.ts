@@ -39,7 +39,9 @@ describe('simulated Vast.ai API answers as the reference says', () => {
     expect(list.status).toBe(401);
     expect(await list.json()).toEqual(body);
     // The client reads the 404 as what it is: an auth error, not a gone instance.
-    const err = await new VastClient({ baseUrl: sim.url, apiKey: 'wrong' }).destroyInstance(123).catch((e: unknown) => e);
+    const err = await new VastClient({ baseUrl: sim.url, apiKey: 'wrong' })
+      .destroyInstance(123)
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(VastHttpError);
     expect((err as VastHttpError).isAuth).toBe(true);
     expect((err as VastHttpError).isInstanceGone).toBe(false);

@@ -92,7 +92,8 @@ describe('documented Vast answers through our client', () => {
   let vast: VastClient;
   beforeAll(async () => {
     server = http.createServer((_req, res) => {
-      if (next.text !== undefined) return void res.writeHead(next.status, { 'Content-Type': 'text/plain' }).end(next.text);
+      if (next.text !== undefined)
+        return void res.writeHead(next.status, { 'Content-Type': 'text/plain' }).end(next.text);
       res.writeHead(next.status, { 'Content-Type': 'application/json' }).end(JSON.stringify(next.body));
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -103,7 +104,11 @@ describe('documented Vast answers through our client', () => {
   const serve = (name: string) => {
     next = fx(name).response;
   };
-  const failure = async (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e);
+  const failure = async (p: Promise<unknown>) =>
+    p.then(
+      () => null,
+      (e: unknown) => e,
+    );
 
   it('every fixture names its source', () => {
     expect(Object.keys(fixtures).length).toBeGreaterThanOrEqual(10);
@@ -125,7 +130,10 @@ describe('documented Vast answers through our client', () => {
     next = { status: 200, body: { offers: [abridged, capture] } };
     const report = await vast.searchOffersReport({});
     expect(report.offers.map((o) => o.id)).toEqual([11684738]);
-    expect(report.dropped).toEqual({ count: 1, firstReason: expect.stringMatching(/^row 0 \(offer 12345\): machine_id/) });
+    expect(report.dropped).toEqual({
+      count: 1,
+      firstReason: expect.stringMatching(/^row 0 \(offer 12345\): machine_id/),
+    });
     // A page of nothing but such rows is refused as a whole, naming the field.
     serve('offer-search-openapi-example');
     const err = await failure(vast.searchOffersReport({}));
@@ -232,8 +240,9 @@ describe('the simulator answers as the documented answers do', () => {
 
     let shown: Record<string, unknown> = {};
     for (let i = 0; i < 100 && shown.actual_status !== 'running'; i++) {
-      shown = ((await (await raw(`/api/v0/instances/${id}/?owner=me`)).json()) as { instances: Record<string, unknown> })
-        .instances;
+      shown = (
+        (await (await raw(`/api/v0/instances/${id}/?owner=me`)).json()) as { instances: Record<string, unknown> }
+      ).instances;
       await new Promise((r) => setTimeout(r, 50));
     }
     const documented = body('show-instance-openapi-example').instances as Record<string, unknown>;

@@ -52,7 +52,12 @@ describe('Vast answers read as Vast means them (end to end on the simulator)', (
     const id = `answers-stopping-${o.stopping.id}`;
     const started = Date.now();
     // waitRunningSec is long: only the fast path can end it in a few seconds.
-    const k = await expectKilled(env, id, fastRequest(o.stopping.id, { timeouts: { waitRunningSec: 600 } }), 'InstanceNeverRunning');
+    const k = await expectKilled(
+      env,
+      id,
+      fastRequest(o.stopping.id, { timeouts: { waitRunningSec: 600 } }),
+      'InstanceNeverRunning',
+    );
     expect(Date.now() - started).toBeLessThan(30_000);
     expect(k.failure.message).toMatch(/intends it stopped/);
     expect(k.details).toMatchObject({ intendedStatus: 'stopped', curState: 'stopped', nextState: 'stopped' });

@@ -368,13 +368,7 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
     res.end(mangleAnswer(captured.body, spoil));
   }
 
-  async function route(
-    body: unknown,
-    res: Sink,
-    url: URL,
-    p: string,
-    method: string,
-  ): Promise<void> {
+  async function route(body: unknown, res: Sink, url: URL, p: string, method: string): Promise<void> {
     let m: RegExpExecArray | null;
     if (method === 'POST' && p === '/api/v0/bundles/') {
       const q = body as Record<string, unknown>;
