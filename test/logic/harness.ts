@@ -42,8 +42,10 @@ export interface Scenario {
   hostConnects?: boolean;
   offer?: Partial<OfferFacts>;
   /** What `instanceState` answers on each watch sample (the default: running at the rented price). */
-  instanceState?: (sample: number) => { status: string | null; dph: number };
+  instanceState?: (sample: number) => { status: string | null; dph: number; unreadable?: string };
   rent?: (input: RentOfferInput) => Promise<void>;
+  /** What the kill path's sweep of the lifecycle's label finds and destroys (default: nothing). */
+  destroyLabelled?: () => { destroyed: number[] };
 }
 
 /** Every stub call, in order, for assertions on what the workflow asked for. */
@@ -199,6 +201,10 @@ export async function startLogicEnv(): Promise<LogicEnv> {
       async destroyInstance(instanceId: number) {
         record('destroyInstance', instanceId);
         return { alreadyGone: false };
+      },
+      async destroyLabelled(label: string) {
+        record('destroyLabelled', label);
+        return current().scenario.destroyLabelled?.() ?? { destroyed: [] };
       },
       async recordInstance(input: unknown) {
         record('recordInstance', input);

@@ -227,4 +227,54 @@ describe('the lifecycle decides, with every activity a stub', () => {
     expect(run.count('destroyInstance')).toBe(0);
     expect(outcome(run)).toEqual([expect.objectContaining({ failureType: FailureType.OfferUnavailable })]);
   });
+
+  it('a Vast read that fails is no evidence about the host: waited out, shown in the status, the host kept', async () => {
+    const run = await env.start(
+      {
+        instanceState: (n) =>
+          n >= 2 && n < 8 ? { status: null, dph: 0, unreadable: 'HTTP 503 (stub)' } : { status: 'running', dph: 0.5 },
+      },
+      { watch: { intervalSec: 0.2, vastPatienceSec: 600 } },
+    );
+    const status = () => env.client.workflow.getHandle(run.workflowId).query(lifecycleStatusQuery);
+    await until(
+      'the outage in the status',
+      async () => (await status()).vastUnreadable?.lastError === 'HTTP 503 (stub)',
+    );
+    await until(
+      'Vast read again',
+      async () => run.count('instanceState') > 9 && (await status()).vastUnreadable === null,
+    );
+    expect((await status()).stage).toBe('promoted');
+    await cancelPromoted(run);
+  });
+
+  it("Vast unreadable past the watch's patience ends VastApiError, and the instance is destroyed", async () => {
+    const run = await env.start(
+      { instanceState: () => ({ status: null, dph: 0, unreadable: 'HTTP 502 (stub)' }) },
+      { watch: { intervalSec: 0.2, vastPatienceSec: 1 } },
+    );
+    const f = await run.failure();
+    expect(f.type).toBe(FailureType.VastApiError);
+    expect(f.message).toMatch(/Vast could not be read for \d+ s \(patience 1 s\)/);
+    expect(run.count('destroyInstance')).toBe(1);
+  });
+
+  it("a failed rent still sweeps the lifecycle's label, and a found instance counts as destroyed", async () => {
+    const run = await env.start({
+      rent: () =>
+        Promise.reject(
+          ApplicationFailure.create({
+            type: FailureType.VastApiError,
+            message: 'create lost (stub)',
+            nonRetryable: true,
+          }),
+        ),
+      destroyLabelled: () => ({ destroyed: [31_000_001] }),
+    });
+    expect((await run.failure()).type).toBe(FailureType.VastApiError);
+    expect(run.count('destroyInstance')).toBe(0);
+    expect(run.count('destroyLabelled')).toBe(1);
+    expect(outcome(run)).toEqual([expect.objectContaining({ failureType: FailureType.VastApiError, destroyed: true })]);
+  });
 });

@@ -43,6 +43,8 @@ const OFFER_FIELDS: Record<string, [number, number] | 'string' | 'boolean'> = {
   cpu_cores: [1, 1024],
   cpu_cores_effective: [0.5, 1024],
   dph_total: [0.0001, 200], // $/h
+  dph_base: [0.0001, 200], // $/h, compute alone
+  storage_cost: [0, 10], // $/GB/month
   reliability2: [0, 1],
   cuda_max_good: [8, 20],
   rentable: 'boolean',
@@ -63,6 +65,8 @@ const INSTANCE_FIELDS: Record<string, [number, number] | 'string'> = {
   cpu_ram: [1_000, 10_000_000], // MB
   cpu_cores_effective: [0.5, 1024],
   dph_total: [0.0001, 200], // $/h
+  dph_base: [0.0001, 200], // $/h
+  disk_space: [1, 100_000], // GB
   start_date: [1e9, 1e10], // epoch seconds, not ms
 };
 
@@ -119,8 +123,10 @@ describe('documented Vast answers through our client', () => {
     serve('offer-search-capture');
     const report = await vast.searchOffersReport({});
     expect(report.dropped.count).toBe(0);
-    const facts = offerFacts(report.offers[0]!);
-    expect(facts).toMatchObject({ offerId: 11684738, machineId: 22990, numGpus: 1, dphTotal: 0.2466759259259259 });
+    // Priced as searched (the CLI's default 5 GiB of allocated storage): dph_base + 5 GB x storage_cost / 720.
+    const facts = offerFacts(report.offers[0]!, 5);
+    expect(facts).toMatchObject({ offerId: 11684738, machineId: 22990, numGpus: 1 });
+    expect(facts.dphTotal).toBeCloseTo(0.2466759259259259, 6); // rounded to the micro-dollar
     expect(facts.cpuRamMb).toBe(Math.round((64393 * 24) / 96));
   });
 
