@@ -256,10 +256,16 @@ export function createVastActivities(deps: VastActivityDeps) {
     async awaitRunning(input: AwaitRunningInput): Promise<{ status: string }> {
       let last: Instance | null = null;
       for (;;) {
-        last = await call(() => vast.showInstance(input.instanceId));
+        // A 404 for the instance (not an auth error) is Vast saying it is gone, like a null show.
+        last = await call(() =>
+          vast.showInstance(input.instanceId).catch((err: unknown) => {
+            if (err instanceof VastHttpError && err.isInstanceGone) return null;
+            throw err;
+          }),
+        );
         const status = last?.actual_status ?? null;
         Context.current().heartbeat({ status, statusMsg: last?.status_msg ?? null });
-        if (last === null) throw neverRunning(input.instanceId, 'instance vanished (show returned null)', last);
+        if (last === null) throw neverRunning(input.instanceId, 'instance vanished (show answered null or 404)', last);
         if (status === 'running' && last.intended_status !== 'stopped') return { status };
         const stopping = stoppingEvidence(last);
         if (stopping) throw neverRunning(input.instanceId, stopping, last);
