@@ -48,6 +48,7 @@ function retryable(err: unknown, attempt: number): ApplicationFailure {
     details: f.details ? [...f.details] : [],
   });
 }
+
 const ERROR_STATUS_MSG = /error|failed|failure|exception|traceback|oci runtime|permission denied/i;
 
 /** cpu_ram is the host's total; a fractional offer (or its instance) gets its share of cores, and RAM with them. */
