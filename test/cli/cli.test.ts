@@ -103,6 +103,9 @@ describe('operator CLI: usage and refusals (no server needed)', () => {
       ],
       [['schedule', 'setup', '--every', '5'], '--every must be a whole number from 10 to 604800 s'],
       [['status', 'x', '--watch', '0'], '--watch must be a whole number from 1 to 3600 s'],
+      // Vast's default search filters are overridable with true, false or any.
+      [['offers', '--verified', 'maybe'], "--verified must be true, false or any, got 'maybe'"],
+      [['schedule', 'setup', '--external', 'no'], "--external must be true, false or any, got 'no'"],
     ];
     for (const [args, message] of cases) {
       const r = await cli(args);

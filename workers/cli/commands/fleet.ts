@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { offerReport } from '../../../workflows/index.js';
 import { collect, minRateArg } from '../args.js';
+import { addSearchFlags, searchFlagsOf } from '../search-flags.js';
 import { type CliContext, output } from '../context.js';
 import { fleetStatus, fleetTotals } from '../fleet.js';
 import { fields, fmtDph, fmtDuration, fmtGb, fmtRate, fmtUsd, table } from '../format.js';
@@ -43,13 +44,27 @@ export function registerFleet(program: Command, ctx: CliContext): void {
       });
     });
 
-  program
-    .command('offers')
-    .description('current Vast offers ranked by predicted proofs/h per $ (bad machines dropped)')
-    .option('--gpu <model>', 'a GPU model to include (repeatable)', collect)
-    .option('--min-rate <proofs/h>', 'keep/kill bar used to judge what is worth exploring (default 29)', minRateArg, 29)
-    .option('--json', 'print as JSON')
-    .action(async (opts: { gpu?: string[]; minRate: number; json?: boolean }) => {
+  addSearchFlags(
+    program
+      .command('offers')
+      .description('current Vast offers ranked by predicted proofs/h per $ (bad machines dropped)')
+      .option('--gpu <model>', 'a GPU model to include (repeatable)', collect)
+      .option(
+        '--min-rate <proofs/h>',
+        'keep/kill bar used to judge what is worth exploring (default 29)',
+        minRateArg,
+        29,
+      )
+      .option('--json', 'print as JSON'),
+  ).action(
+    async (opts: {
+      gpu?: string[];
+      minRate: number;
+      json?: boolean;
+      verified?: boolean | null;
+      external?: boolean | null;
+      rentable?: boolean | null;
+    }) => {
       const scale = timeScale();
       const report = await (
         await ctx.temporal()
@@ -64,6 +79,7 @@ export function registerFleet(program: Command, ctx: CliContext): void {
               minReliability: 0.9,
               minCuda: 12,
               maxOfferDph: 5,
+              ...searchFlagsOf(opts),
             },
             minRate: workflowRate(opts.minRate, scale),
           },
@@ -79,7 +95,7 @@ export function registerFleet(program: Command, ctx: CliContext): void {
           o.predictedRate === null ? null : Math.round(realRate(o.predictedRate, scale) * 10) / 10,
         from: o.source,
       }));
-      output(opts.json, { offers, badMachinesExcluded: report.badMachines }, () => {
+      output(opts.json, { offers, badMachinesExcluded: report.badMachines, droppedRows: report.dropped }, () => {
         const t =
           offers.length === 0
             ? 'no offers match'
@@ -98,7 +114,12 @@ export function registerFleet(program: Command, ctx: CliContext): void {
                   from: o.from,
                 })),
               );
-        return `${t}\n${report.badMachines.length} bad machine(s) excluded`;
+        const dropped =
+          report.dropped.count > 0
+            ? `\n${report.dropped.count} offer row(s) from Vast unusable, left out (first: ${report.dropped.firstReason})`
+            : '';
+        return `${t}\n${report.badMachines.length} bad machine(s) excluded${dropped}`;
       });
-    });
+    },
+  );
 }

@@ -12,6 +12,7 @@ import {
   SCALER_SCHEDULE_ID,
 } from '../../schedules.js';
 import { DEFAULT_GPUS } from './fleet.js';
+import { addSearchFlags, searchFlagsOf } from '../search-flags.js';
 
 const KNOWN = `${SCALER_SCHEDULE_ID}, ${RECONCILER_SCHEDULE_ID}`;
 
@@ -133,7 +134,7 @@ function renderSchedule(s: ScheduleStatus): string {
 
 export function registerSchedule(program: Command, ctx: CliContext): void {
   const schedule = program.command('schedule').description('the fleet-scaler and orphan-reconciler schedules');
-  schedule
+  const setup = schedule
     .command('setup')
     .description('create or update the fleet-scaler and orphan-reconciler schedules')
     .option(
@@ -167,42 +168,46 @@ export function registerSchedule(program: Command, ctx: CliContext): void {
       29,
     )
     .option('--gpu <model>', 'a GPU model to rent (repeatable)', collect)
-    .option('--every <seconds>', 'run interval (default 600)', wholeNumber('--every', 10, 604_800, 's'), 600)
-    .action(
-      async (o: {
-        targetRate: number;
-        maxDph: number;
-        maxInstances: number;
-        maxBenchmarks: number;
-        minRate: number;
-        gpu?: string[];
-        every: number;
-      }) => {
-        const c = await ctx.temporal();
-        const scaler = await ensureScalerSchedule(c, {
-          intervalSec: o.every,
-          taskQueue: ctx.taskQueue,
-          input: {
-            targetRate: workflowRate(o.targetRate),
-            maxDph: o.maxDph,
-            maxInstances: o.maxInstances,
-            maxConcurrentBenchmarks: o.maxBenchmarks,
-            explorationSlots: 1,
-            minRate: workflowRate(o.minRate),
-            offerCheckSec: 120,
-            filter: {
-              gpuModels: o.gpu ?? DEFAULT_GPUS,
-              minRamMb: 128_000,
-              minReliability: 0.95,
-              minCuda: 12,
-              maxOfferDph: 2,
-            },
+    .option('--every <seconds>', 'run interval (default 600)', wholeNumber('--every', 10, 604_800, 's'), 600);
+  addSearchFlags(setup).action(
+    async (o: {
+      verified?: boolean | null;
+      external?: boolean | null;
+      rentable?: boolean | null;
+      targetRate: number;
+      maxDph: number;
+      maxInstances: number;
+      maxBenchmarks: number;
+      minRate: number;
+      gpu?: string[];
+      every: number;
+    }) => {
+      const c = await ctx.temporal();
+      const scaler = await ensureScalerSchedule(c, {
+        intervalSec: o.every,
+        taskQueue: ctx.taskQueue,
+        input: {
+          targetRate: workflowRate(o.targetRate),
+          maxDph: o.maxDph,
+          maxInstances: o.maxInstances,
+          maxConcurrentBenchmarks: o.maxBenchmarks,
+          explorationSlots: 1,
+          minRate: workflowRate(o.minRate),
+          offerCheckSec: 120,
+          filter: {
+            gpuModels: o.gpu ?? DEFAULT_GPUS,
+            minRamMb: 128_000,
+            minReliability: 0.95,
+            minCuda: 12,
+            maxOfferDph: 2,
+            ...searchFlagsOf(o),
           },
-        });
-        const reconciler = await ensureReconcilerSchedule(c, { intervalSec: o.every, taskQueue: ctx.taskQueue });
-        console.log(`fleet-scaler schedule ${scaler}, orphan-reconciler schedule ${reconciler} (every ${o.every} s)`);
-      },
-    );
+        },
+      });
+      const reconciler = await ensureReconcilerSchedule(c, { intervalSec: o.every, taskQueue: ctx.taskQueue });
+      console.log(`fleet-scaler schedule ${scaler}, orphan-reconciler schedule ${reconciler} (every ${o.every} s)`);
+    },
+  );
 
   schedule
     .command('status')
