@@ -83,7 +83,12 @@ describe('fleetScaler', () => {
     expect(startedIds).not.toContain(offers.unknown2.id); // one exploration slot
     expect(startedIds.length).toBeLessThanOrEqual(3);
     const spent = startedIds
-      .map((id) => simBilledDph(Object.values(offers).find((o) => o.id === id)!, 200))
+      .map((id) =>
+        simBilledDph(
+          Object.values(offers).find((o) => o.id === id)!,
+          200,
+        ),
+      )
       .reduce((a, b) => a + b, 0);
     expect(spent).toBeLessThanOrEqual(2.0);
     expect(env.sim.ledger().some((l) => l.offerId === offers.bad.id)).toBe(false);
