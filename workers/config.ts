@@ -43,6 +43,12 @@ export const ControlConfigSchema = z.object({
   VAST_REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().optional(),
   /** Queue the control worker polls (default gpu-fleet-control); the CLI reads the same variable to start workflows. */
   CONTROL_TASK_QUEUE: z.string().min(1).optional(),
+  /** Where kill/promote/DestroyFailed/budget/orphan notifications go (Slack-compatible); off when unset. */
+  NOTIFY_WEBHOOK_URL: z.string().url().optional(),
+  /** Signs each notification (HMAC-SHA256, docs/observability.md); never sent itself. */
+  NOTIFY_WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** How often the fleet totals (spend, rate, instances) are read from the store for /metrics; default 15 s. */
+  FLEET_METRICS_INTERVAL_MS: z.coerce.number().int().positive().optional(),
 });
 export type ControlConfig = z.infer<typeof ControlConfigSchema>;
 

@@ -3,6 +3,7 @@ import type { NativeConnection } from '@temporalio/worker';
 import { Worker } from '@temporalio/worker';
 import type pg from 'pg';
 import type { Client } from '@temporalio/client';
+import { createNotifyActivities } from '../activities/notify/activities.js';
 import { createStoreActivities } from '../activities/store/activities.js';
 import { createTemporalActivities } from '../activities/temporal/activities.js';
 import { VastClient } from '../activities/vast/client.js';
@@ -38,6 +39,7 @@ export async function createControlWorker(
       ...createVastActivities({ vast, hostEnv, pollIntervalMs: cfg.VAST_POLL_INTERVAL_MS }),
       ...createStoreActivities({ pool }),
       ...createTemporalActivities({ client: opts.client }),
+      ...createNotifyActivities({ url: cfg.NOTIFY_WEBHOOK_URL, secret: cfg.NOTIFY_WEBHOOK_SECRET }),
     },
   });
 }

@@ -1,11 +1,12 @@
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
+import { NativeConnection, Runtime } from '@temporalio/worker';
 import { migrate } from '../infra/sql/migrate.js';
 import { createPool } from '../activities/store/pool.js';
 import { ControlConfigSchema, loadConfig } from './config.js';
 import { installRuntime } from './runtime.js';
 import { connectionOptions, dataConverter } from './temporal-connection.js';
 import { createControlWorker } from './control-worker-factory.js';
+import { startFleetCollector } from './fleet-collector.js';
 
 async function main(): Promise<void> {
   const cfg = loadConfig(ControlConfigSchema);
@@ -21,7 +22,19 @@ async function main(): Promise<void> {
       dataConverter: dataConverter(cfg),
     });
     const worker = await createControlWorker(cfg, pool, { connection, client });
-    await worker.run();
+    const collector = cfg.METRICS_BIND
+      ? startFleetCollector({
+          pool,
+          client,
+          intervalMs: cfg.FLEET_METRICS_INTERVAL_MS,
+          onError: (err) => Runtime.instance().logger.warn('fleet metrics: store read failed', { error: String(err) }),
+        })
+      : null;
+    try {
+      await worker.run();
+    } finally {
+      collector?.stop();
+    }
   } finally {
     await clientConnection.close();
     await connection.close();

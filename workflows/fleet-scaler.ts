@@ -7,6 +7,7 @@ import {
   proxyLocalActivities,
   sleep,
   startChild,
+  workflowInfo,
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { StoreActivities } from '../activities/store/activities.js';
@@ -18,6 +19,9 @@ import { instanceLifecycle } from './instance-lifecycle.js';
 import { fleetFigures } from './policy/fleet-figures.js';
 import { chooseOffers, type FleetTarget, rankOffers, type RankedOffer } from './policy/offer-ranking.js';
 import { DEFAULT_DISK_GB } from './policy/defaults.js';
+import { refusedByBudget } from './policy/budget-refusal.js';
+import { fleetMetrics } from './metrics.js';
+import { notify } from './notify.js';
 import { lifecycleWorkflowId } from './task-queues.js';
 import type { LifecycleRequest, OfferFacts } from './types.js';
 
@@ -132,6 +136,7 @@ export async function fleetScaler(input: FleetScalerInput): Promise<FleetScalerR
 
   // Offers this run has started and that still count against the caps.
   let live: RankedOffer[] = [];
+  let refusal: Promise<void> = Promise.resolve();
   // A taken offer fails its lifecycle within seconds: replace it with the next offer, a few rounds at most.
   for (let round = 0; round < 3; round++) {
     const fleetNow = {
@@ -139,6 +144,15 @@ export async function fleetScaler(input: FleetScalerInput): Promise<FleetScalerR
       inFlight: [...inFlight, ...live.map((o) => ({ dph: o.dphTotal, predictedRate: o.predictedRate }))],
     };
     const chosen = chooseOffers(ranked, fleetNow, input);
+    if (round === 0 && refusedByBudget([...ranked.known, ...ranked.explore], chosen, fleetNow, input)) {
+      fleetMetrics.budgetRefused();
+      refusal = notify({
+        kind: 'budget_refusal',
+        workflowId: workflowInfo().workflowId,
+        reason: `fleet at ${result.fleetRate} proofs/h of ${input.targetRate}; the next offer would exceed $${input.maxDph}/h`,
+        at: new Date().toISOString(),
+      });
+    }
     if (chosen.length === 0) break;
     const children = [];
     for (const o of chosen) {
@@ -174,6 +188,7 @@ export async function fleetScaler(input: FleetScalerInput): Promise<FleetScalerR
       result.skipped.push({ offerId, why: FailureType.OfferUnavailable });
     }
   }
+  await refusal;
   return result;
 }
 

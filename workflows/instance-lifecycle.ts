@@ -26,7 +26,8 @@ import {
 } from './activity-options.js';
 import { type Classified, classify, failureTypeOf, kill, lostBeforeFirstHeartbeat, type Origin } from './classify.js';
 import { lifecycleStatusQuery, promoteOverrideSignal } from './definitions.js';
-import { fleetMetrics } from './metrics.js';
+import { fleetMetrics, lifecycleLog } from './metrics.js';
+import { notify } from './notify.js';
 import { FailureType } from './failures.js';
 import { planBenchmark } from './policy/concurrency.js';
 import { withDefaults } from './policy/defaults.js';
@@ -93,12 +94,22 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
   let rented: RentedInstance | null = null;
   let origin: Origin = 'workflow';
   let hostConnected = false;
+  /** Workflow time of the rent, until the verdict: the decision latency's start. */
+  let rentedAtMs: number | null = null;
+  const logFields = () => ({
+    instanceId: rented?.instanceId ?? null,
+    machineId: rented?.offer.machineId ?? null,
+    gpu: rented?.offer.gpuName ?? null,
+    dphUsd: rented?.offer.dphTotal ?? null,
+  });
+  const notifyFields = () => ({ workflowId, ...logFields(), at: new Date().toISOString() });
 
   async function enter(stage: Stage, budgetSec?: number, details?: Record<string, unknown>): Promise<void> {
     status.stage = stage;
     status.stageDeadline = budgetSec ? new Date(Date.now() + budgetSec * 1000).toISOString() : null;
     upsertSearchAttributes([{ key: SA.stage, value: stage }]);
     fleetMetrics.stageEntered(stage);
+    lifecycleLog('stage', { stage, ...logFields() });
     await store.recordEvent({
       ...ids,
       seq: ++seq,
@@ -177,7 +188,9 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
         hostTaskQueue: hostTaskQueue(label),
       });
       const offer = rented.offer;
-      fleetMetrics.rented(offer.dphTotal);
+      rentedAtMs = Date.now();
+      fleetMetrics.rented(offer.gpuName);
+      lifecycleLog('rent', { ...logFields(), offerId: input.offerId });
       status.instanceId = rented.instanceId;
       status.gpuName = offer.gpuName;
       upsertSearchAttributes([
@@ -331,6 +344,9 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
       await enter('promoted', undefined, { rate });
       upsertSearchAttributes([{ key: SA.outcome, value: 'promoted' }]);
       fleetMetrics.outcome('promoted', '', offer.gpuName);
+      fleetMetrics.decisionSeconds((Date.now() - (rentedAtMs ?? Date.now())) / 1000, 'promoted');
+      rentedAtMs = null;
+      lifecycleLog('promote', { ...logFields(), rateProofsPerHour: rate });
       await store.recordOutcome({
         ...ids,
         outcome: 'promoted',
@@ -341,6 +357,8 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
         machineId: offer.machineId,
         destroyed: false,
       });
+      // Not awaited: the watch starts at once; the notification cannot hold it up.
+      void notify({ kind: 'promote', ...notifyFields(), rateProofsPerHour: rate, reason: `${rate} proofs/h` });
     }
     // Histories recorded before promoted instances were watched end here; they must replay unchanged.
     if (!patched(WATCH_PROMOTED_PATCH)) return result('promoted', null, `${status.rate} proofs/h >= ${input.minRate}`);
@@ -468,7 +486,6 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
       try {
         await cleanupVast.destroyInstance(rented.instanceId);
         destroyed = true;
-        fleetMetrics.released(rented.offer.dphTotal);
       } catch (destroyErr) {
         await store.recordOutcome({
           ...ids,
@@ -477,6 +494,15 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
           reason: failure.message,
           machineId: rented.offer.machineId,
           destroyed: false,
+        });
+        fleetMetrics.destroyFailed(failure.type);
+        lifecycleLog('kill', { ...logFields(), failureType: FailureType.DestroyFailed, killReason: failure.type });
+        // Awaited (the workflow ends next) but bounded by its own short timeout.
+        await notify({
+          kind: 'destroy_failed',
+          ...notifyFields(),
+          failureType: failure.type,
+          reason: `destroy failed after retries; destroy instance ${rented.instanceId} by hand`,
         });
         throw ApplicationFailure.create({
           type: FailureType.DestroyFailed,
@@ -498,7 +524,11 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
       destroyed,
     });
     fleetMetrics.outcome('killed', failure.type, rented?.offer.gpuName ?? 'unknown');
+    if (rentedAtMs !== null) fleetMetrics.decisionSeconds((Date.now() - rentedAtMs) / 1000, 'killed');
+    lifecycleLog('kill', { ...logFields(), failureType: failure.type, destroyed });
     await enter('killed', undefined, { failureType: failure.type, destroyed });
+    // After the destroy and its record; awaited because the workflow ends next, bounded by its timeout.
+    await notify({ kind: 'kill', ...notifyFields(), failureType: failure.type, reason: failure.message });
   }
 
   /** Destroys every instance carrying this lifecycle's label; true when it found one. Never hides the kill's cause. */

@@ -1,34 +1,70 @@
-import { metricMeter } from '@temporalio/workflow';
+import { log, metricMeter } from '@temporalio/workflow';
 
 /**
- * Fleet metrics, emitted from workflow code through the worker's Prometheus exporter (never during
- * replay). Only monotonic counters and histograms: gauges kept by workflows would drift across worker
- * restarts. Current spend = fleet_dph_rented_total - fleet_dph_released_total.
+ * Fleet metrics emitted from workflow code through the worker's Prometheus exporter (never during
+ * replay). Names follow Prometheus conventions and carry their unit; no unit is passed to the meter, so
+ * the exporter's unit suffix cannot double it. Only counters and histograms here: a gauge kept by a
+ * workflow would drift across worker restarts (fleet totals such as spend come from the store, see
+ * workers/fleet-collector.ts).
+ *
+ * Rates and durations here are on the workflow's clock: real in production. The demo and tests compress
+ * the simulators' clock (SIM_TIME_SCALE), so there these read 1/scale too fast; the store-derived
+ * fleet_* gauges convert back to real units (docs/observability.md).
  */
+
 export const fleetMetrics = {
   stageEntered(stage: string): void {
     metricMeter
-      .createCounter('fleet_lifecycle_stage_entered', undefined, 'lifecycles entering each stage')
+      .createCounter('fleet_lifecycle_stage_entered_total', undefined, 'lifecycles entering each stage')
       .add(1, { stage });
   },
-  outcome(outcome: string, failureType: string, gpu: string): void {
+  outcome(outcome: 'promoted' | 'killed', failureType: string, gpu: string): void {
     metricMeter
-      .createCounter('fleet_lifecycle_outcomes', undefined, 'lifecycles ended, by outcome and failure type')
+      .createCounter('fleet_lifecycle_outcomes_total', undefined, 'lifecycles ended, by outcome and failure type')
       .add(1, { outcome, failure_type: failureType, gpu });
   },
   benchRate(rate: number, gpu: string): void {
     metricMeter
-      .createHistogram('fleet_benchmark_rate', 'float', 'proofs/h', 'benchmark proofs per hour')
+      .createHistogram('fleet_benchmark_rate_proofs_per_hour', 'float', undefined, 'benchmark rate (proofs/h)')
       .record(rate, { gpu });
   },
-  rented(dph: number): void {
+  /** Seconds from renting to the verdict (promote or kill): what a verdict costs in rented time. */
+  decisionSeconds(seconds: number, outcome: 'promoted' | 'killed'): void {
     metricMeter
-      .createCounter('fleet_dph_rented', 'usd_per_hour', '$/h of instances rented')
-      .add(Math.round(dph * 1000), { unit: 'milli_usd' });
+      .createHistogram('fleet_decision_latency_seconds', 'float', undefined, 'rent to verdict (s)')
+      .record(seconds, { outcome });
   },
-  released(dph: number): void {
+  rented(gpu: string): void {
+    metricMeter.createCounter('fleet_instances_rented_total', undefined, 'instances rented').add(1, { gpu });
+  },
+  /** A destroy that failed for an hour: the instance may still be billing. */
+  destroyFailed(killReason: string): void {
     metricMeter
-      .createCounter('fleet_dph_released', 'usd_per_hour', '$/h of instances destroyed')
-      .add(Math.round(dph * 1000), { unit: 'milli_usd' });
+      .createCounter('fleet_destroy_failed_total', undefined, 'destroys that failed; the instance may still bill')
+      .add(1, { kill_reason: killReason });
+  },
+  /** A scaler run that wanted capacity but could not rent within its $/h budget. */
+  budgetRefused(): void {
+    metricMeter.createCounter('fleet_budget_refusals_total', undefined, 'scaler runs refused by the $/h budget').add(1);
+  },
+  orphanDestroyed(): void {
+    metricMeter.createCounter('fleet_orphans_destroyed_total', undefined, 'orphan instances destroyed').add(1);
   },
 };
+
+/** What every lifecycle log line carries, so one grep finds an instance's whole life. */
+export interface LifecycleLogFields {
+  instanceId: number | null;
+  machineId: number | null;
+  gpu: string | null;
+  /** Price Vast bills for the instance ($/h). */
+  dphUsd: number | null;
+}
+
+/** One structured line (JSON through the worker's logger); the SDK adds workflowId and run id. */
+export function lifecycleLog(
+  event: 'rent' | 'stage' | 'kill' | 'promote',
+  fields: LifecycleLogFields & Record<string, string | number | boolean | null>,
+): void {
+  log.info(`lifecycle ${event}`, { event, ...fields });
+}
