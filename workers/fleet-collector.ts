@@ -3,6 +3,7 @@ import type { MetricMeter } from '@temporalio/common';
 import { Runtime } from '@temporalio/worker';
 import type pg from 'pg';
 import { z } from 'zod';
+import { FLEET_EVENT_COUNTERS } from '../workflows/metric-names.js';
 import { SCALER_SCHEDULE_ID } from './schedules.js';
 
 /**
@@ -91,6 +92,7 @@ export function startFleetCollector(opts: {
   const instances = g('fleet_instances', 'instances rented and not destroyed, by state');
   const target = g('fleet_target_rate_proofs_per_hour', "the scaler's target rate (proofs/h)");
   const budget = g('fleet_budget_usd_per_hour', "the scaler's $/h budget");
+  for (const c of Object.values(FLEET_EVENT_COUNTERS)) meter.createCounter(c.name, undefined, c.help).add(0);
   const up = g('fleet_collector_last_success_timestamp_seconds', 'when the store was last read');
 
   async function collect(): Promise<void> {

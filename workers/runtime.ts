@@ -4,8 +4,8 @@ import { createLogger } from './logger.js';
 /** Benchmark rates of real hosts are 10–100 proofs/h: buckets resolve that range (workflows/metrics.ts). */
 export const BENCH_RATE_BUCKETS = [5, 10, 15, 20, 25, 30, 40, 50, 60, 80, 100, 150, 200];
 
-/** Decision latency in seconds: verdicts come minutes to hours after the rent. */
-const DECISION_SECONDS_BUCKETS = [60, 300, 600, 900, 1200, 1800, 2700, 3600, 5400, 7200, 10800];
+/** Rent to verdict in seconds: minutes (a dead host) to hours (a full benchmark). */
+const VERDICT_SECONDS_BUCKETS = [60, 300, 600, 900, 1200, 1800, 2700, 3600, 5400, 7200, 10800];
 
 /**
  * The Prometheus exporter's options: counters end in _total, histograms carry their unit
@@ -19,7 +19,7 @@ export function prometheusOptions(bindAddress: string) {
     useSecondsForDurations: true,
     histogramBucketOverrides: {
       fleet_benchmark_rate_proofs_per_hour: BENCH_RATE_BUCKETS,
-      fleet_decision_latency_seconds: DECISION_SECONDS_BUCKETS,
+      fleet_time_to_verdict_seconds: VERDICT_SECONDS_BUCKETS,
     },
   };
 }

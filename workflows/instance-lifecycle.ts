@@ -94,7 +94,7 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
   let rented: RentedInstance | null = null;
   let origin: Origin = 'workflow';
   let hostConnected = false;
-  /** Workflow time of the rent, until the verdict: the decision latency's start. */
+  /** Workflow time of the rent, until the verdict: the time to verdict's start. */
   let rentedAtMs: number | null = null;
   const logFields = () => ({
     instanceId: rented?.instanceId ?? null,
@@ -344,7 +344,7 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
       await enter('promoted', undefined, { rate });
       upsertSearchAttributes([{ key: SA.outcome, value: 'promoted' }]);
       fleetMetrics.outcome('promoted', '', offer.gpuName);
-      fleetMetrics.decisionSeconds((Date.now() - (rentedAtMs ?? Date.now())) / 1000, 'promoted');
+      fleetMetrics.timeToVerdictSeconds((Date.now() - (rentedAtMs ?? Date.now())) / 1000, 'promoted');
       rentedAtMs = null;
       lifecycleLog('promote', { ...logFields(), rateProofsPerHour: rate });
       await store.recordOutcome({
@@ -524,7 +524,7 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
       destroyed,
     });
     fleetMetrics.outcome('killed', failure.type, rented?.offer.gpuName ?? 'unknown');
-    if (rentedAtMs !== null) fleetMetrics.decisionSeconds((Date.now() - rentedAtMs) / 1000, 'killed');
+    if (rentedAtMs !== null) fleetMetrics.timeToVerdictSeconds((Date.now() - rentedAtMs) / 1000, 'killed');
     lifecycleLog('kill', { ...logFields(), failureType: failure.type, destroyed });
     await enter('killed', undefined, { failureType: failure.type, destroyed });
     // After the destroy and its record; awaited because the workflow ends next, bounded by its timeout.

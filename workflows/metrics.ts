@@ -1,4 +1,5 @@
 import { log, metricMeter } from '@temporalio/workflow';
+import { FLEET_EVENT_COUNTERS as C } from './metric-names.js';
 
 /**
  * Fleet metrics emitted from workflow code through the worker's Prometheus exporter (never during
@@ -29,9 +30,9 @@ export const fleetMetrics = {
       .record(rate, { gpu });
   },
   /** Seconds from renting to the verdict (promote or kill): what a verdict costs in rented time. */
-  decisionSeconds(seconds: number, outcome: 'promoted' | 'killed'): void {
+  timeToVerdictSeconds(seconds: number, outcome: 'promoted' | 'killed'): void {
     metricMeter
-      .createHistogram('fleet_decision_latency_seconds', 'float', undefined, 'rent to verdict (s)')
+      .createHistogram('fleet_time_to_verdict_seconds', 'float', undefined, 'rent to verdict (s)')
       .record(seconds, { outcome });
   },
   rented(gpu: string): void {
@@ -40,15 +41,15 @@ export const fleetMetrics = {
   /** A destroy that failed for an hour: the instance may still be billing. */
   destroyFailed(killReason: string): void {
     metricMeter
-      .createCounter('fleet_destroy_failed_total', undefined, 'destroys that failed; the instance may still bill')
+      .createCounter(C.destroyFailed.name, undefined, C.destroyFailed.help)
       .add(1, { kill_reason: killReason });
   },
   /** A scaler run that wanted capacity but could not rent within its $/h budget. */
   budgetRefused(): void {
-    metricMeter.createCounter('fleet_budget_refusals_total', undefined, 'scaler runs refused by the $/h budget').add(1);
+    metricMeter.createCounter(C.budgetRefusals.name, undefined, C.budgetRefusals.help).add(1);
   },
   orphanDestroyed(): void {
-    metricMeter.createCounter('fleet_orphans_destroyed_total', undefined, 'orphan instances destroyed').add(1);
+    metricMeter.createCounter(C.orphansDestroyed.name, undefined, C.orphansDestroyed.help).add(1);
   },
 };
 
