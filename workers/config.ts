@@ -12,6 +12,9 @@ const jsonArgv = z.string().transform((s, ctx) => {
   return z.NEVER;
 });
 
+/** Compose passes `${VAR:-}` as an empty string: that means unset, not an invalid value. */
+const unsetIfEmpty = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema);
+
 const temporal = {
   ...TemporalSecuritySchema.shape,
   TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),
@@ -44,9 +47,9 @@ export const ControlConfigSchema = z.object({
   /** Queue the control worker polls (default gpu-fleet-control); the CLI reads the same variable to start workflows. */
   CONTROL_TASK_QUEUE: z.string().min(1).optional(),
   /** Where kill/promote/DestroyFailed/budget/orphan notifications go (Slack-compatible); off when unset. */
-  NOTIFY_WEBHOOK_URL: z.string().url().optional(),
+  NOTIFY_WEBHOOK_URL: unsetIfEmpty(z.string().url().optional()),
   /** Signs each notification (HMAC-SHA256, docs/observability.md); never sent itself. */
-  NOTIFY_WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  NOTIFY_WEBHOOK_SECRET: unsetIfEmpty(z.string().min(16, 'must be at least 16 characters').optional()),
   /** How often the fleet totals (spend, rate, instances) are read from the store for /metrics; default 15 s. */
   FLEET_METRICS_INTERVAL_MS: z.coerce.number().int().positive().optional(),
 });

@@ -3,25 +3,24 @@ import { FLEET_EVENT_COUNTERS as C } from './metric-names.js';
 
 /**
  * Fleet metrics emitted from workflow code through the worker's Prometheus exporter (never during
- * replay). Names follow Prometheus conventions and carry their unit; no unit is passed to the meter, so
- * the exporter's unit suffix cannot double it. Only counters and histograms here: a gauge kept by a
- * workflow would drift across worker restarts (fleet totals such as spend come from the store, see
- * workers/fleet-collector.ts).
+ * replay). Names carry their unit; no unit is passed to the meter, so the exporter's unit suffix cannot
+ * double it. Counters are named without `_total`: the exporter appends it (countersTotalSuffix). Only
+ * counters and histograms here: a gauge kept by a workflow would drift across worker restarts (fleet
+ * totals such as spend come from the store, see workers/fleet-collector.ts).
  *
- * Rates and durations here are on the workflow's clock: real in production. The demo and tests compress
- * the simulators' clock (SIM_TIME_SCALE), so there these read 1/scale too fast; the store-derived
- * fleet_* gauges convert back to real units (docs/observability.md).
+ * Rates and durations are on the workflow's clock, which is real time in production. The demo and
+ * tests compress the simulators' time (SIM_TIME_SCALE); docs/observability.md says how to read them there.
  */
 
 export const fleetMetrics = {
   stageEntered(stage: string): void {
     metricMeter
-      .createCounter('fleet_lifecycle_stage_entered_total', undefined, 'lifecycles entering each stage')
+      .createCounter('fleet_lifecycle_stage_entered', undefined, 'lifecycles entering each stage')
       .add(1, { stage });
   },
   outcome(outcome: 'promoted' | 'killed', failureType: string, gpu: string): void {
     metricMeter
-      .createCounter('fleet_lifecycle_outcomes_total', undefined, 'lifecycles ended, by outcome and failure type')
+      .createCounter('fleet_lifecycle_outcomes', undefined, 'lifecycles ended, by outcome and failure type')
       .add(1, { outcome, failure_type: failureType, gpu });
   },
   benchRate(rate: number, gpu: string): void {
@@ -36,7 +35,7 @@ export const fleetMetrics = {
       .record(seconds, { outcome });
   },
   rented(gpu: string): void {
-    metricMeter.createCounter('fleet_instances_rented_total', undefined, 'instances rented').add(1, { gpu });
+    metricMeter.createCounter('fleet_instances_rented', undefined, 'instances rented').add(1, { gpu });
   },
   /** A destroy that failed for an hour: the instance may still be billing. */
   destroyFailed(killReason: string): void {

@@ -16,6 +16,7 @@ import { freePort } from '../../infra/temporal/dev-server.js';
 import { startVastSim, type VastSim } from '../../infra/sim/vast/server.js';
 import type { ControlConfig } from '../../workers/config.js';
 import { createControlWorker, WORKFLOWS_PATH } from '../../workers/control-worker-factory.js';
+import { prometheusOptions } from '../../workers/runtime.js';
 import { dataConverter } from '../../workers/temporal-connection.js';
 import type { LifecycleRequest } from '../../workflows/types.js';
 
@@ -33,7 +34,8 @@ Runtime.install({
   logger: new DefaultLogger('ERROR'),
   telemetryOptions: {
     logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }), forward: {} },
-    metrics: { prometheus: { bindAddress: new URL(METRICS_URL).host } },
+    // The production exporter's options, so tests see the metric names operators see.
+    metrics: { prometheus: prometheusOptions(new URL(METRICS_URL).host) },
   },
 });
 

@@ -67,8 +67,8 @@ describe('instanceLifecycle outcomes', () => {
     expect(history).not.toContain(API_KEY);
     // Fleet metrics reach the worker's Prometheus endpoint.
     const metrics = await (await fetch(METRICS_URL)).text();
-    expect(metrics).toMatch(/fleet_lifecycle_outcomes\S*\{[^}]*outcome="promoted"[^}]*\} 1/);
-    expect(metrics).toMatch(/fleet_benchmark_rate_bucket\{[^}]*gpu="RTX 4090"/);
+    expect(metrics).toMatch(/fleet_lifecycle_outcomes_total\{[^}]*outcome="promoted"[^}]*\} 1/);
+    expect(metrics).toMatch(/fleet_benchmark_rate_proofs_per_hour_bucket\{[^}]*gpu="RTX 4090"/);
     // A promoted lifecycle keeps running to watch its host; an operator's kill destroys it.
     await handle.cancel();
     await expect(handle.result()).rejects.toThrow();

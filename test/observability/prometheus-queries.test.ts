@@ -1,0 +1,192 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { z } from 'zod';
+import { startFleetCollector, type FleetCollector } from '../../workers/fleet-collector.js';
+import { ensureScalerSchedule } from '../../workers/schedules.js';
+import { waitForVerdict } from '../../workers/cli/verdict.js';
+import { fleetScaler, type FleetScalerInput } from '../../workflows/fleet-scaler.js';
+import { instanceLifecycle } from '../../workflows/index.js';
+import { expectKilled } from '../helpers/expect-kill.js';
+import { fastRequest, type FleetEnv, METRICS_URL, startFleetEnv } from '../helpers/fleet-env.js';
+import { simOffer } from '../helpers/offers.js';
+import { pollUntil } from '../helpers/poll.js';
+import { OBSERVABILITY_DIR, type Prom, startPrometheus } from './prometheus.js';
+
+/**
+ * Every query the dashboard draws and every alert rule evaluates runs against a real Prometheus that
+ * scrapes a real control worker after a small simulated fleet has lived: a promote, a kill, a budget
+ * refusal, a failing workflow task. A metric renamed in code and not in the dashboard or rules fails here.
+ */
+const SCALE = 0.01;
+const healthy = simOffer({ gpu_name: 'RTX 4090', num_gpus: 2, host: { proofSec: 100 } });
+const slow = simOffer({ gpu_name: 'RTX 3060', num_gpus: 1, host: { proofSec: 600 } });
+const spare = simOffer({ gpu_name: 'RTX 4090', num_gpus: 2, dph_total: 0.9 });
+const MIN_RATE = 29 / SCALE;
+// CI machines are shared: a stall check of 3 s fails a healthy paramfetch under load.
+const LOADED = { paramfetchStallSec: 15 };
+
+const Dashboard = z.object({
+  panels: z.array(z.object({ title: z.string(), targets: z.array(z.object({ expr: z.string() })).min(1) })).min(1),
+});
+const Rules = z.object({
+  groups: z.array(z.object({ rules: z.array(z.object({ alert: z.string(), expr: z.string() })).min(1) })),
+});
+const dashboard = Dashboard.parse(
+  JSON.parse(readFileSync(path.join(OBSERVABILITY_DIR, 'grafana/dashboards/gpu-fleet.json'), 'utf8')),
+);
+const ALERTS = path.join(OBSERVABILITY_DIR, 'alerts.yml');
+const rules = Rules.parse(parse(readFileSync(ALERTS, 'utf8'))).groups.flatMap((g) => g.rules);
+
+/** Metric names a PromQL expression reads (fleet's and the SDK's). */
+function metricNames(expr: string): string[] {
+  return [...new Set(expr.match(/\b(?:fleet|temporal)_[a-z0-9_]+/g) ?? [])];
+}
+
+let env: FleetEnv;
+let prom: Prom;
+let collector: FleetCollector;
+const scheduleId = `test-scaler-${randomUUID()}`;
+
+beforeAll(async () => {
+  env = await startFleetEnv([healthy, slow, spare]);
+  const scalerInput: FleetScalerInput = {
+    targetRate: 1000 / SCALE,
+    // Below any offer's price: the scaler must refuse on budget.
+    maxDph: 0.05,
+    maxInstances: 4,
+    maxConcurrentBenchmarks: 4,
+    explorationSlots: 4,
+    minRate: MIN_RATE,
+    offerCheckSec: 1,
+    filter: { gpuModels: ['RTX 4090'], minRamMb: 0, minReliability: 0, minCuda: 0, maxOfferDph: 5 },
+  };
+  // Paused: the collector reads target and budget from it; the test runs the scaler itself.
+  await ensureScalerSchedule(env.client, {
+    scheduleId,
+    intervalSec: 3600,
+    input: scalerInput,
+    taskQueue: env.taskQueue,
+    paused: true,
+  });
+  collector = startFleetCollector({ pool: env.pool, client: env.client, intervalMs: 500, scheduleId });
+  prom = await startPrometheus(new URL(METRICS_URL).host, [ALERTS]);
+
+  // A promote and a kill.
+  const promoteId = `obs-promote-${healthy.id}`;
+  await env.client.workflow.start(instanceLifecycle, {
+    taskQueue: env.taskQueue,
+    workflowId: promoteId,
+    args: [fastRequest(healthy.id, { minRate: MIN_RATE, timeouts: LOADED })],
+    workflowExecutionTimeout: '5 minutes',
+  });
+  await expectKilled(
+    env,
+    `obs-kill-${slow.id}`,
+    fastRequest(slow.id, { minRate: MIN_RATE, timeouts: LOADED }),
+    'BenchRateBelowMin',
+  );
+  expect(await waitForVerdict(env.client, promoteId)).toBe('promoted');
+  // A scaler run the budget refuses.
+  await env.client.workflow.execute(fleetScaler, {
+    taskQueue: env.taskQueue,
+    workflowId: `obs-scaler-${randomUUID()}`,
+    args: [scalerInput],
+  });
+  // A workflow task that fails (a type this worker does not know), as a code bug would.
+  const broken = await env.client.workflow.start('noSuchWorkflow', {
+    taskQueue: env.taskQueue,
+    workflowId: `obs-broken-${randomUUID()}`,
+    args: [],
+  });
+  await pollUntil(
+    'a failed workflow task in /metrics',
+    async () =>
+      (await (await fetch(METRICS_URL)).text()).includes('temporal_workflow_task_execution_failed') ? 1 : undefined,
+    { timeoutMs: 30_000, intervalMs: 250 },
+  );
+  await broken.terminate('test done');
+  await collector.collect();
+  // Prometheus has scraped all of it and rate() windows have two samples.
+  await pollUntil(
+    'prometheus scraped the fleet',
+    async () => {
+      const r = await prom.query('fleet_budget_refusals_total{workflowType="fleetScaler"}');
+      return (r.data?.result.length ?? 0) > 0 ? true : undefined;
+    },
+    { timeoutMs: 30_000, intervalMs: 500 },
+  );
+  await new Promise((r) => setTimeout(r, 3000));
+}, 300_000);
+
+afterAll(async () => {
+  // The promoted lifecycle keeps watching its host: an operator's cancel destroys it.
+  const promoted = env?.client.workflow.getHandle(`obs-promote-${healthy.id}`);
+  await promoted?.cancel().catch(() => undefined);
+  await promoted?.result().catch(() => undefined);
+  collector?.stop();
+  await prom?.close();
+  await env?.close();
+  await env?.client.schedule
+    .getHandle(scheduleId)
+    .delete()
+    .catch(() => undefined);
+});
+
+describe('dashboard and alert queries against a live Prometheus', () => {
+  it.each(dashboard.panels.flatMap((p) => p.targets.map((t) => [p.title, t.expr] as const)))(
+    'panel "%s" has data: %s',
+    async (_title, expr) => {
+      const r = await prom.query(expr);
+      expect(r.status, r.error).toBe('success');
+      expect(r.data?.result.length, `no data for ${expr}`).toBeGreaterThan(0);
+    },
+  );
+
+  it.each(rules.map((r) => [r.alert, r.expr] as const))(
+    'rule %s evaluates over metrics that exist',
+    async (_a, expr) => {
+      const r = await prom.query(expr);
+      expect(r.status, r.error).toBe('success');
+      const names = metricNames(expr);
+      expect(names.length).toBeGreaterThan(0);
+      for (const name of names) {
+        const m = await prom.query(`count(${name})`);
+        expect(m.data?.result.length, `${name} is not exported`).toBeGreaterThan(0);
+      }
+    },
+  );
+
+  it('Prometheus loaded every rule and evaluates it without error', async () => {
+    const res = (await (await fetch(`${prom.url}/api/v1/rules`)).json()) as {
+      data: { groups: Array<{ rules: Array<{ name: string; health: string; lastError?: string }> }> };
+    };
+    const loaded = res.data.groups.flatMap((g) => g.rules);
+    expect(loaded.map((r) => r.name).sort()).toEqual(rules.map((r) => r.alert).sort());
+    for (const r of loaded) expect(r.health, `${r.name}: ${r.lastError ?? ''}`).toBe('ok');
+  });
+
+  it('the workflow-task-failure alert fires for the broken workflow, and fleet totals are real', async () => {
+    const firing = await pollUntil(
+      'FleetWorkflowTaskFailures firing',
+      async () => {
+        const res = (await (await fetch(`${prom.url}/api/v1/alerts`)).json()) as {
+          data: { alerts: Array<{ labels: Record<string, string>; state: string }> };
+        };
+        return res.data.alerts.find((a) => a.labels.alertname === 'FleetWorkflowTaskFailures' && a.state === 'firing');
+      },
+      { timeoutMs: 15_000, intervalMs: 500 },
+    );
+    expect(firing.labels.workflow_type).toBe('noSuchWorkflow');
+    const value = async (expr: string) => Number((await prom.query(expr)).data?.result[0]?.value[1]);
+    expect(await value('sum(fleet_budget_refusals_total{workflowType="fleetScaler"})')).toBeGreaterThanOrEqual(1);
+    expect(await value('max(fleet_spend_usd)')).toBeGreaterThan(0);
+    expect(await value('max(fleet_spend_usd_per_hour)')).toBeGreaterThanOrEqual(healthy.dph_total);
+    expect(await value('max(fleet_target_rate_proofs_per_hour)')).toBe(1000 / SCALE);
+    expect(await value('max(fleet_instances{state="promoted"})')).toBeGreaterThanOrEqual(1);
+    // Buckets that resolve real rates (10-100 proofs/h), not the SDK's latency buckets.
+    expect(await value('count(fleet_benchmark_rate_proofs_per_hour_bucket{le="30"})')).toBeGreaterThan(0);
+  });
+});
