@@ -1,0 +1,172 @@
+import { createHmac } from 'node:crypto';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { ApplicationFailure } from '@temporalio/common';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createNotifyActivities, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../activities/notify/activities.js';
+import type { NotifyEvent } from '../../activities/notify/event.js';
+import { waitForVerdict } from '../../workers/cli/verdict.js';
+import { instanceLifecycle } from '../../workflows/index.js';
+import { expectKilled } from '../helpers/expect-kill.js';
+import { API_KEY, fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
+import { historyText } from '../helpers/history-text.js';
+import { simOffer } from '../helpers/offers.js';
+import { pollUntil } from '../helpers/poll.js';
+import { type Received, startReceiver } from './receiver.js';
+
+const SECRET = 'webhook-secret-' + 'x'.repeat(24);
+const event: NotifyEvent = {
+  kind: 'kill',
+  workflowId: 'lifecycle-1',
+  instanceId: 4242,
+  machineId: 77,
+  gpu: 'RTX 4090',
+  dphUsd: 0.82,
+  failureType: 'BenchRateBelowMin',
+  reason: '12 proofs/h is below the minimum of 20',
+  at: new Date().toISOString(),
+};
+
+function verify(r: Received): boolean {
+  const ts = String(r.headers[TIMESTAMP_HEADER]);
+  const expected = 'sha256=' + createHmac('sha256', SECRET).update(`${ts}.${r.body}`).digest('hex');
+  return r.headers[SIGNATURE_HEADER] === expected;
+}
+
+describe('notify activity against a local receiver', () => {
+  let rx: Awaited<ReturnType<typeof startReceiver>>;
+  beforeAll(async () => (rx = await startReceiver()));
+  afterAll(async () => rx.close());
+  const run = (deps: Parameters<typeof createNotifyActivities>[0], e: NotifyEvent) =>
+    new MockActivityEnvironment().run(createNotifyActivities(deps).notify, e);
+
+  it('is off by default: no URL, nothing sent', async () => {
+    expect(await run({}, event)).toEqual({ sent: false });
+    expect(rx.received).toHaveLength(0);
+  });
+
+  it('posts a Slack-compatible body, signed with HMAC-SHA256, carrying no secret', async () => {
+    expect(await run({ url: rx.url, secret: SECRET }, event)).toEqual({ sent: true });
+    const r = rx.received.at(-1)!;
+    expect(r.headers['content-type']).toBe('application/json');
+    expect(verify(r)).toBe(true);
+    const body = JSON.parse(r.body) as { text: string; event: Record<string, unknown> };
+    expect(body.text).toBe(
+      'Instance killed: instance 4242, machine 77, RTX 4090, $0.82/h, BenchRateBelowMin — 12 proofs/h is below the minimum of 20 (lifecycle-1)',
+    );
+    expect(body.event).toMatchObject({
+      kind: 'kill',
+      instanceId: 4242,
+      dphUsd: 0.82,
+      failureType: 'BenchRateBelowMin',
+    });
+    expect(r.body).not.toContain(SECRET);
+    expect(JSON.stringify(r.headers)).not.toContain(SECRET);
+    // A body changed in transit no longer verifies.
+    expect(verify({ ...r, body: r.body.replace('4242', '4243') })).toBe(false);
+  });
+
+  it('sends unsigned without a secret', async () => {
+    await run({ url: rx.url }, { ...event, kind: 'promote', failureType: null, rateProofsPerHour: 35 });
+    const r = rx.received.at(-1)!;
+    expect(r.headers[SIGNATURE_HEADER]).toBeUndefined();
+    expect((JSON.parse(r.body) as { text: string }).text).toMatch(/^Instance promoted: .*35 proofs\/h/);
+  });
+
+  it('retries a receiver error, gives up on a refusal, rejects a malformed event', async () => {
+    rx.status.code = 503;
+    await expect(run({ url: rx.url }, event)).rejects.toThrow(/HTTP 503/);
+    rx.status.code = 404;
+    const refused = await run({ url: rx.url }, event).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ApplicationFailure);
+    expect((refused as ApplicationFailure).nonRetryable).toBe(true);
+    rx.status.code = 200;
+    await expect(run({ url: rx.url }, { ...event, at: 'yesterday' })).rejects.toThrow(/at/);
+  });
+});
+
+describe('lifecycle notifications through the control worker', () => {
+  const SCALE = 0.01;
+  const MIN_RATE = 29 / SCALE;
+  // CI machines are shared: a stall check of 3 s fails a healthy paramfetch under load.
+  const timeouts = { paramfetchStallSec: 15 };
+  const healthy = simOffer({ gpu_name: 'RTX 4090', num_gpus: 2, host: { proofSec: 100 } });
+  const slow = simOffer({ gpu_name: 'RTX 3060', num_gpus: 1, host: { proofSec: 600 } });
+  const slowToo = simOffer({ gpu_name: 'RTX 3060', num_gpus: 1, host: { proofSec: 600 } });
+  let rx: Awaited<ReturnType<typeof startReceiver>>;
+  let env: FleetEnv;
+  beforeAll(async () => {
+    rx = await startReceiver();
+    env = await startFleetEnv([healthy, slow, slowToo], {
+      security: { NOTIFY_WEBHOOK_URL: rx.url, NOTIFY_WEBHOOK_SECRET: SECRET },
+    });
+  });
+  afterAll(async () => {
+    await env?.close();
+    await rx?.close().catch(() => undefined);
+  });
+  const events = () => rx.received.map((r) => JSON.parse(r.body) as { event: Record<string, unknown> });
+
+  it('sends kill and promote, signed, with instance, machine, GPU and billed $/h', async () => {
+    const killId = `notify-kill-${slow.id}`;
+    await expectKilled(env, killId, fastRequest(slow.id, { minRate: MIN_RATE, timeouts }), 'BenchRateBelowMin');
+    const kill = events().find((e) => e.event.workflowId === killId);
+    expect(kill?.event).toMatchObject({
+      kind: 'kill',
+      failureType: 'BenchRateBelowMin',
+      machineId: slow.machine_id,
+      gpu: 'RTX 3060',
+    });
+    expect(kill?.event.instanceId).toEqual(expect.any(Number));
+    expect(kill?.event.dphUsd).toBeGreaterThan(0);
+
+    const promoteId = `notify-promote-${healthy.id}`;
+    const handle = await env.client.workflow.start(instanceLifecycle, {
+      taskQueue: env.taskQueue,
+      workflowId: promoteId,
+      args: [fastRequest(healthy.id, { minRate: MIN_RATE, timeouts })],
+      workflowExecutionTimeout: '5 minutes',
+    });
+    expect(await waitForVerdict(env.client, promoteId)).toBe('promoted');
+    const promote = await pollUntil(
+      'promote notification',
+      () => events().find((e) => e.event.workflowId === promoteId && e.event.kind === 'promote'),
+      { timeoutMs: 20_000, intervalMs: 200 },
+    );
+    expect(promote.event).toMatchObject({ gpu: 'RTX 4090', machineId: healthy.machine_id });
+    expect(rx.received.every((r) => r.headers[SIGNATURE_HEADER] !== undefined)).toBe(true);
+    // Neither the webhook's URL nor its secret enters history; nor does the Vast key reach the receiver.
+    for (const id of [killId, promoteId]) {
+      const text = historyText(await env.client.workflow.getHandle(id).fetchHistory());
+      expect(text).not.toContain(SECRET);
+      expect(text).not.toContain(rx.url);
+    }
+    expect(rx.received.map((r) => r.body).join('\n')).not.toContain(API_KEY);
+    await handle.cancel();
+    await handle.result().catch(() => undefined);
+  });
+
+  it('a receiver that is down holds up neither the kill nor the destroy, and fails nothing', async () => {
+    await rx.close();
+    const id = `notify-down-${slowToo.id}`;
+    const started = Date.now();
+    await expectKilled(env, id, fastRequest(slowToo.id, { minRate: MIN_RATE, timeouts }), 'BenchRateBelowMin');
+    // The instance was destroyed and the kill recorded before the notification was even tried.
+    expect(
+      env.sim
+        .ledger()
+        .filter((r) => r.offerId === slowToo.id)
+        .every((r) => r.destroyed),
+    ).toBe(true);
+    const killedAt = await env.pool.query<{ at: Date }>(
+      `SELECT recorded_at AS at FROM lifecycle_events WHERE workflow_id = $1 AND stage = 'killed'`,
+      [id],
+    );
+    const killed = killedAt.rows[0]?.at.getTime() ?? 0;
+    expect(killed).toBeGreaterThan(started);
+    const desc = await env.client.workflow.getHandle(id).describe();
+    // The lifecycle closed within the notification's own bound (30 s) after its kill was recorded.
+    expect((desc.closeTime?.getTime() ?? Infinity) - killed).toBeLessThan(35_000);
+    const history = historyText(await env.client.workflow.getHandle(id).fetchHistory());
+    expect(history).toMatch(/ECONNREFUSED|fetch failed/);
+  });
+});
