@@ -1,5 +1,5 @@
 import type { LogLevel, LogMetadata, Logger } from '@temporalio/common';
-import { pino, type Logger as Pino } from 'pino';
+import { destination as fileDestination, pino, type Logger as Pino } from 'pino';
 
 const LEVEL: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
   TRACE: 'trace',
@@ -37,8 +37,8 @@ export class PinoSdkLogger implements Logger {
   }
 }
 
-/** JSON lines to `destination` (default stdout), at `level` and above. */
-export function createLogger(level: LogLevel, destination?: NodeJS.WritableStream): PinoSdkLogger {
+/** JSON lines on stdout, or appended to the file `destination`, at `level` and above. */
+export function createLogger(level: LogLevel, destination?: string): PinoSdkLogger {
   const opts = { level: LEVEL[level], base: { service: 'gpu-fleet' }, timestamp: pino.stdTimeFunctions.isoTime };
-  return new PinoSdkLogger(destination ? pino(opts, destination) : pino(opts));
+  return new PinoSdkLogger(pino(opts, destination ? fileDestination({ dest: destination, sync: true }) : undefined));
 }

@@ -16,6 +16,7 @@ import { freePort } from '../../infra/temporal/dev-server.js';
 import { startVastSim, type VastSim } from '../../infra/sim/vast/server.js';
 import type { ControlConfig } from '../../workers/config.js';
 import { createControlWorker, WORKFLOWS_PATH } from '../../workers/control-worker-factory.js';
+import { createLogger } from '../../workers/logger.js';
 import { prometheusOptions } from '../../workers/runtime.js';
 import { dataConverter } from '../../workers/temporal-connection.js';
 import type { LifecycleRequest } from '../../workflows/types.js';
@@ -30,8 +31,10 @@ export function workflowBundle(): Promise<{ code: string }> {
 // Expected kills are logged by the SDK at WARN; tests log only errors so real failures stand out. That
 // includes the native core's own logs (its gRPC retries while a fault test has the server down).
 export const METRICS_URL = `http://127.0.0.1:${await freePort()}/metrics`;
+// A test that reads the workers' JSON log lines names a file here before it imports this module.
+const jsonLog = process.env.FLEET_ENV_JSON_LOG;
 Runtime.install({
-  logger: new DefaultLogger('ERROR'),
+  logger: jsonLog ? createLogger('INFO', jsonLog) : new DefaultLogger('ERROR'),
   telemetryOptions: {
     logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }), forward: {} },
     // The production exporter's options, so tests see the metric names operators see.
