@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { refusedByBudget } from '../../workflows/policy/budget-refusal.js';
+import { chooseOffers, type FleetTarget, type RankedOffer } from '../../workflows/policy/offer-ranking.js';
+
+const offer = (offerId: number, dphTotal: number, predictedRate: number | null = 40): RankedOffer => ({
+  offerId,
+  machineId: offerId,
+  gpuName: 'RTX 4090',
+  numGpus: 2,
+  cpuRamMb: 256_000,
+  dphTotal,
+  predictedRate,
+  score: predictedRate === null ? 0 : predictedRate / dphTotal,
+  source: predictedRate === null ? 'explore' : 'machine',
+});
+const target: FleetTarget = {
+  targetRate: 200,
+  maxDph: 2,
+  maxInstances: 10,
+  maxConcurrentBenchmarks: 5,
+  explorationSlots: 1,
+  minRate: 20,
+};
+const empty = { promoted: [], inFlight: [] };
+
+function refused(candidates: RankedOffer[], now: typeof empty | Parameters<typeof refusedByBudget>[2], t = target) {
+  const chosen = chooseOffers({ known: candidates, explore: [] }, now, t);
+  return refusedByBudget(candidates, chosen, now, t);
+}
+
+describe('refusedByBudget', () => {
+  it('is true when the fleet is short of target and the next offer would break the budget', () => {
+    // Two fit in $2/h; the third would make $2.70/h while the fleet is at 80 of 200 proofs/h.
+    expect(refused([offer(1, 0.9), offer(2, 0.9), offer(3, 0.9)], empty)).toBe(true);
+  });
+
+  it('is false when the budget was not what stopped it', () => {
+    // Target reached.
+    expect(refused([offer(1, 0.9), offer(2, 0.9)], { promoted: [{ rate: 200, dph: 1 }], inFlight: [] })).toBe(false);
+    // Everything affordable was taken and nothing else is on offer.
+    expect(refused([offer(1, 0.9)], empty)).toBe(false);
+    // The instance cap, not the budget, is the limit.
+    expect(refused([offer(1, 0.5), offer(2, 0.5), offer(3, 5)], empty, { ...target, maxInstances: 2 })).toBe(false);
+    // So is the cap on concurrent benchmarks.
+    expect(
+      refused(
+        [offer(1, 0.5), offer(2, 5)],
+        { promoted: [], inFlight: [{ dph: 0.4, predictedRate: null }] },
+        {
+          ...target,
+          maxConcurrentBenchmarks: 2,
+        },
+      ),
+    ).toBe(false);
+  });
+
+  it('counts what is already rented against the budget', () => {
+    expect(refused([offer(1, 0.9)], { promoted: [{ rate: 40, dph: 1.5 }], inFlight: [] })).toBe(true);
+  });
+});
