@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -13,7 +14,7 @@ import { expectKilled } from '../helpers/expect-kill.js';
 import { fastRequest, type FleetEnv, METRICS_URL, startFleetEnv } from '../helpers/fleet-env.js';
 import { simOffer } from '../helpers/offers.js';
 import { pollUntil } from '../helpers/poll.js';
-import { OBSERVABILITY_DIR, type Prom, startPrometheus } from './prometheus.js';
+import { OBSERVABILITY_DIR, type Prom, requireTool, startPrometheus } from './prometheus.js';
 
 /**
  * Every query the dashboard draws and every alert rule evaluates runs against a real Prometheus that
@@ -158,6 +159,25 @@ describe('dashboard and alert queries against a live Prometheus', () => {
       }
     },
   );
+
+  it('the fleet metrics pass promtool check metrics (naming and unit conventions)', async () => {
+    const text = await (await fetch(METRICS_URL)).text();
+    const fleet = text
+      .split('\n')
+      .filter((l) => /^(# (HELP|TYPE) )?fleet_/.test(l))
+      .join('\n');
+    // Every family the dashboard and rules use is there, with a TYPE.
+    expect(fleet).toMatch(/# TYPE fleet_lifecycle_outcomes_total counter/);
+    expect(fleet).toMatch(/# TYPE fleet_spend_usd gauge/);
+    expect(fleet).toMatch(/# TYPE fleet_benchmark_rate_proofs_per_hour histogram/);
+    expect(fleet).not.toMatch(/unit="/);
+    // The SDK tags workflow-emitted series with camelCase `taskQueue` and `workflowType` (not ours to
+    // rename); every label of our own must pass the lint.
+    const ours = fleet.replace(/,?(taskQueue|workflowType)="[^"]*"/g, '').replace(/\{,/g, '{');
+    const r = spawnSync(requireTool('promtool'), ['check', 'metrics'], { input: ours + '\n', encoding: 'utf8' });
+    expect(r.stdout + r.stderr).toBe('');
+    expect(r.status).toBe(0);
+  });
 
   it('Prometheus loaded every rule and evaluates it without error', async () => {
     const res = (await (await fetch(`${prom.url}/api/v1/rules`)).json()) as {
