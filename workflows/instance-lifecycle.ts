@@ -97,6 +97,7 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
   /** Workflow time of the rent, until the verdict: the time to verdict's start. */
   let rentedAtMs: number | null = null;
   const logFields = () => ({
+    rentalKey: rental,
     instanceId: rented?.instanceId ?? null,
     machineId: rented?.offer.machineId ?? null,
     gpu: rented?.offer.gpuName ?? null,

@@ -54,6 +54,7 @@ export const fleetMetrics = {
 
 /** What every lifecycle log line carries, so one grep finds an instance's whole life. */
 export interface LifecycleLogFields {
+  rentalKey: string;
   instanceId: number | null;
   machineId: number | null;
   gpu: string | null;

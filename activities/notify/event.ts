@@ -7,6 +7,8 @@ import { z } from 'zod';
 export const NotifyEventSchema = z.object({
   kind: z.enum(['kill', 'promote', 'destroy_failed', 'budget_refusal', 'orphan_destroyed']),
   workflowId: z.string().min(1),
+  /** The rental (a workflow id may rent its offer again). */
+  rentalKey: z.string().nullable().default(null),
   instanceId: z.number().int().nullable().default(null),
   machineId: z.number().int().nullable().default(null),
   gpu: z.string().nullable().default(null),

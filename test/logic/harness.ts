@@ -46,6 +46,8 @@ export interface Scenario {
   rent?: (input: RentOfferInput) => Promise<void>;
   /** What the kill path's sweep of the lifecycle's label finds and destroys (default: nothing). */
   destroyLabelled?: () => { destroyed: number[] };
+  /** Runs before `destroyInstance` answers: throw to make the destroy fail. */
+  destroy?: (instanceId: number) => Promise<void>;
 }
 
 /** Every stub call, in order, for assertions on what the workflow asked for. */
@@ -200,6 +202,7 @@ export async function startLogicEnv(): Promise<LogicEnv> {
       },
       async destroyInstance(instanceId: number) {
         record('destroyInstance', instanceId);
+        await current().scenario.destroy?.(instanceId);
         return { alreadyGone: false };
       },
       async destroyLabelled(label: string) {
@@ -221,6 +224,10 @@ export async function startLogicEnv(): Promise<LogicEnv> {
       },
       async saveLogTail(input: unknown) {
         record('saveLogTail', input);
+      },
+      async notify(input: unknown) {
+        record('notify', input);
+        return { sent: false };
       },
     },
   });
