@@ -1,11 +1,12 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createNotifyActivities, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../activities/notify/activities.js';
 import type { NotifyEvent } from '../../activities/notify/event.js';
 import { waitForVerdict } from '../../workers/cli/verdict.js';
-import { instanceLifecycle } from '../../workflows/index.js';
+import { fleetScaler } from '../../workflows/fleet-scaler.js';
+import { instanceLifecycle, orphanReconciler } from '../../workflows/index.js';
 import { expectKilled } from '../helpers/expect-kill.js';
 import { API_KEY, fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
 import { historyText } from '../helpers/history-text.js';
@@ -92,11 +93,13 @@ describe('lifecycle notifications through the control worker', () => {
   const healthy = simOffer({ gpu_name: 'RTX 4090', num_gpus: 2, host: { proofSec: 100 } });
   const slow = simOffer({ gpu_name: 'RTX 3060', num_gpus: 1, host: { proofSec: 600 } });
   const slowToo = simOffer({ gpu_name: 'RTX 3060', num_gpus: 1, host: { proofSec: 600 } });
+  // Never rented: what the budget refuses.
+  const spare = simOffer({ gpu_name: 'RTX 4090', num_gpus: 2, dph_total: 0.9 });
   let rx: Awaited<ReturnType<typeof startReceiver>>;
   let env: FleetEnv;
   beforeAll(async () => {
     rx = await startReceiver();
-    env = await startFleetEnv([healthy, slow, slowToo], {
+    env = await startFleetEnv([healthy, slow, slowToo, spare], {
       security: { NOTIFY_WEBHOOK_URL: rx.url, NOTIFY_WEBHOOK_SECRET: SECRET },
     });
   });
@@ -106,7 +109,7 @@ describe('lifecycle notifications through the control worker', () => {
   });
   const events = () => rx.received.map((r) => JSON.parse(r.body) as { event: Record<string, unknown> });
 
-  it('sends kill and promote, signed, with instance, machine, GPU and billed $/h', async () => {
+  it('sends kill, promote and orphan destroyed, signed, with instance, machine, GPU and billed $/h', async () => {
     const killId = `notify-kill-${slow.id}`;
     await expectKilled(env, killId, fastRequest(slow.id, { minRate: MIN_RATE, timeouts }), 'BenchRateBelowMin');
     const kill = events().find((e) => e.event.workflowId === killId);
@@ -141,8 +144,40 @@ describe('lifecycle notifications through the control worker', () => {
       expect(text).not.toContain(rx.url);
     }
     expect(rx.received.map((r) => r.body).join('\n')).not.toContain(API_KEY);
-    await handle.cancel();
-    await handle.result().catch(() => undefined);
+    // Terminated, a lifecycle runs no cleanup: the reconciler destroys its instance and says so.
+    await handle.terminate('simulating an operator mistake');
+    const reconciled = await env.client.workflow.execute(orphanReconciler, {
+      taskQueue: env.taskQueue,
+      workflowId: `notify-reconcile-${randomUUID()}`,
+      args: [],
+    });
+    expect(reconciled.destroyed.map((d) => d.workflowId)).toContain(promoteId);
+    const orphan = events().find((e) => e.event.kind === 'orphan_destroyed');
+    expect(orphan?.event).toMatchObject({ workflowId: promoteId, instanceId: reconciled.destroyed[0]?.instanceId });
+  });
+
+  it('announces a scaler run the budget holds short of its target', async () => {
+    const before = events().length;
+    await env.client.workflow.execute(fleetScaler, {
+      taskQueue: env.taskQueue,
+      workflowId: `notify-scaler-${randomUUID()}`,
+      args: [
+        {
+          targetRate: 1000 / SCALE,
+          maxDph: 0.05,
+          maxInstances: 4,
+          maxConcurrentBenchmarks: 4,
+          explorationSlots: 4,
+          minRate: MIN_RATE,
+          offerCheckSec: 1,
+          filter: { gpuModels: ['RTX 4090'], minRamMb: 0, minReliability: 0, minCuda: 0, maxOfferDph: 5 },
+        },
+      ],
+    });
+    const refusal = events()
+      .slice(before)
+      .find((e) => e.event.kind === 'budget_refusal');
+    expect(refusal?.event.reason).toMatch(/would exceed \$0\.05\/h/);
   });
 
   it('a receiver that is down holds up neither the kill nor the destroy, and fails nothing', async () => {
