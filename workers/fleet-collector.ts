@@ -22,7 +22,7 @@ export interface FleetSnapshot {
   instances: { benchmarking: number; promoted: number; undestroyed_kill: number };
 }
 
-export async function readFleet(pool: pg.Pool): Promise<FleetSnapshot> {
+export async function readFleet(pool: pg.Pool | pg.PoolClient): Promise<FleetSnapshot> {
   const { rows } = await pool.query<{
     spend_usd: number | null;
     spend_usd_per_hour: number | null;
