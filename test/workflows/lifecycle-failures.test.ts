@@ -173,12 +173,13 @@ describe('every failure of the seeds is typed, carries evidence, and cleans up',
     const attempts = hist.events
       ?.filter((e) => e.activityTaskStartedEventAttributes)
       .map((e) => e.activityTaskStartedEventAttributes?.attempt);
-    // Nothing retried: the rent once, then the kill path's sweep of the lifecycle's label.
-    expect(attempts).toEqual([1, 1]);
+    // Nothing retried: the rent once, then the kill path's sweep of the lifecycle's label, then the
+    // kill's notification (a no-op without a webhook).
+    expect(attempts).toEqual([1, 1, 1]);
     const scheduled = hist.events
       ?.filter((e) => e.activityTaskScheduledEventAttributes)
       .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name);
-    expect(scheduled).toEqual(['rentOffer', 'destroyLabelled']);
+    expect(scheduled).toEqual(['rentOffer', 'destroyLabelled', 'notify']);
   });
 
   it('HostLost: the host vanishes mid-benchmark (heartbeats stop)', async () => {
