@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -64,8 +64,12 @@ function backendCpu(admin: pg.Client, databases: string[]) {
 }
 
 const results = [];
+const partial = path.join(ROOT, 'bench-results', `partial-engines-${process.pid}.json`);
+mkdirSync(path.dirname(partial), { recursive: true });
 for (const engine of engines) {
   log(`engines: n=${n} on the ${engine} engine`);
+  // The machine may be shared: the load around a run says how far its numbers can be trusted.
+  const loadAtStart = os.loadavg()[0];
   const server =
     engine === 'production'
       ? await startProductionServer({ storeDatabase: STORE_DB, visibilityDatabase: VIS_DB, fresh: true, log })
@@ -99,12 +103,15 @@ for (const engine of engines) {
     const perLifecycle = (x: number | null) => (x === null ? null : round(x / Math.max(1, r.decided), 3));
     results.push({
       engine,
+      loadAvg1m: { atStart: loadAtStart, atEnd: os.loadavg()[0] },
       ...r,
       cpuSec: { ...r.cpuSec, temporal: serverCpu, temporalPostgres: postgresCpu },
       peakRssMiB: { ...r.peakRssMiB, temporal: peakRss },
       engineCpuSecPerLifecycle: perLifecycle(serverCpu === null ? null : serverCpu + (postgresCpu ?? 0)),
       serverCpuSecPerLifecycle: perLifecycle(serverCpu),
     });
+    // A long run keeps what it measured so far.
+    writeFileSync(partial, JSON.stringify(results, null, 2) + '\n');
   } finally {
     clearInterval(sampler);
     delete process.env.TEMPORAL_ADDRESS;
@@ -130,6 +137,7 @@ const file = path.join(
   `full-${result.date.slice(0, 10)}-engines-n${n}-${Date.now().toString(36)}.json`,
 );
 writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
+rmSync(partial, { force: true });
 console.table(
   results.map((r) => ({
     engine: r.engine,
