@@ -241,10 +241,11 @@ async function staticConfig(p: {
 /**
  * A free TCP port below 32768: the PostgreSQL schema keeps a service's ports in `cluster_membership` as
  * SMALLINT, so a port from the OS's ephemeral range (32768+) stops the server at its first heartbeat.
+ * 12000–19999 also stays clear of the bench's host farm, which binds from SIM_FARM_PORT_BASE (21000) up.
  */
 export async function sqlSafePort(): Promise<number> {
   for (let i = 0; i < 200; i++) {
-    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const port = 12_000 + Math.floor(Math.random() * 8_000);
     const free = await new Promise<boolean>((resolve) => {
       const srv = net.createServer();
       srv.once('error', () => resolve(false));
@@ -252,7 +253,7 @@ export async function sqlSafePort(): Promise<number> {
     });
     if (free) return port;
   }
-  throw new Error('no free TCP port between 20000 and 32000');
+  throw new Error('no free TCP port between 12000 and 20000');
 }
 
 async function retryUntil<T>(what: string, timeoutMs: number, fn: () => Promise<T>): Promise<T> {
