@@ -1,5 +1,6 @@
 import type { ActivityOptions } from '@temporalio/workflow';
 import { FailureType } from './failures.js';
+import { STORE_REJECTED } from './store-errors.js';
 import { hostTaskQueue } from './task-queues.js';
 import type { LifecycleTimeouts } from './types.js';
 
@@ -33,6 +34,25 @@ export const storeOptions: ActivityOptions = {
   startToCloseTimeout: '15 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 20 },
 };
+
+/**
+ * A lifecycle's store writes: retried inside the local activity for `storeRetrySec`, after which the
+ * workflow itself waits on workflow timers and tries again without limit (workflows/store-wait.ts). The
+ * in-activity budget is short so the status query, which cannot run while a local activity holds the
+ * workflow task, reports the wait soon.
+ */
+export function lifecycleStoreOptions(t: LifecycleTimeouts): ActivityOptions {
+  return {
+    startToCloseTimeout: '15 seconds',
+    scheduleToCloseTimeout: `${t.storeRetrySec} seconds`,
+    retry: {
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+      maximumInterval: '10 seconds',
+      nonRetryableErrorTypes: [STORE_REJECTED],
+    },
+  };
+}
 
 export function awaitRunningOptions(t: LifecycleTimeouts): ActivityOptions {
   return { ...vastApiOptions, startToCloseTimeout: `${t.waitRunningSec + 60} seconds`, heartbeatTimeout: '2 minutes' };

@@ -8,6 +8,7 @@ import {
   isCancellation,
   proxyActivities,
   proxyLocalActivities,
+  setCurrentDetails,
   setHandler,
   sleep,
   upsertSearchAttributes,
@@ -21,7 +22,7 @@ import {
   benchmarkOptions,
   destroyOptions,
   hostOptions,
-  storeOptions,
+  lifecycleStoreOptions,
   vastApiOptions,
 } from './activity-options.js';
 import { type Classified, classify, failureTypeOf, kill, lostBeforeFirstHeartbeat, type Origin } from './classify.js';
@@ -34,6 +35,7 @@ import { withDefaults } from './policy/defaults.js';
 import { gpuCeilingRate } from './policy/early-stop.js';
 import { expectedBatchMs, judgeRate, proofsPerHour } from './policy/rate.js';
 import { SA } from './search-attributes.js';
+import { waitingStore } from './store-wait.js';
 import { hostTaskQueue, instanceLabel, rentalKey } from './task-queues.js';
 import type {
   BenchmarkReport,
@@ -55,9 +57,9 @@ export const REDELIVER_LOST_STEP_PATCH = 'redeliver-host-step-lost-before-start'
 export const RENTAL_KEY_PATCH = 'rental-key-from-first-run';
 /** patched() id of destroying whatever carries the lifecycle's label on the kill path (a create whose answer was lost). */
 export const DESTROY_LABELLED_PATCH = 'destroy-labelled-instances-on-kill';
+/** patched() id of destroying a killed instance before any store write of the kill path. */
+export const DESTROY_BEFORE_STORE_PATCH = 'destroy-before-store-writes';
 const cleanupVast = proxyActivities<VastActivities>(destroyOptions);
-// Store writes are fast and local to the control worker: local activities keep them out of the event count.
-const store = proxyLocalActivities<StoreActivities>(storeOptions);
 
 /**
  * One rented GPU instance, from renting the offer to promotion or destruction. Reads like the runbook:
@@ -84,8 +86,19 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
     startedAt: new Date().toISOString(),
     stageDeadline: null,
     failureType: null,
+    waitingOn: null,
   };
   setHandler(lifecycleStatusQuery, () => status);
+  // Store writes are fast and local to the control worker: local activities keep them out of the event count.
+  // A Postgres outage makes them wait (status.waitingOn says so), never fail the lifecycle.
+  const store = waitingStore(proxyLocalActivities<StoreActivities>(lifecycleStoreOptions(t)), (wait) => {
+    status.waitingOn = wait;
+    setCurrentDetails(
+      wait
+        ? `waiting on the store since ${wait.since} (${wait.write}, ${wait.attempts} rounds): ${wait.lastError}`
+        : '',
+    );
+  });
   const override: { promote: { operator: string; reason: string } | null } = { promote: null };
   setHandler(promoteOverrideSignal, (o) => {
     override.promote = o;
@@ -477,6 +490,7 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
       { key: SA.failureType, value: failure.type },
       { key: SA.outcome, value: 'killed' },
     ]);
+    if (patched(DESTROY_BEFORE_STORE_PATCH)) return await destroyThenRecord(failure);
     await enter('killing', undefined, { failureType: failure.type, message: failure.message });
     const diag =
       failure.diagnostics ?? (hostConnected && failure.type !== FailureType.HostLost ? await tryCollect() : undefined);
@@ -557,6 +571,63 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
       });
       return false;
     }
+  }
+
+  /**
+   * The kill path: evidence from the host, then the destroy, then the records. No store write comes
+   * before the destroy, so a Postgres outage (the writes wait it out) cannot keep an instance billing.
+   */
+  async function destroyThenRecord(failure: Classified): Promise<void> {
+    status.stage = 'killing';
+    status.stageDeadline = null;
+    upsertSearchAttributes([{ key: SA.stage, value: 'killing' }]);
+    fleetMetrics.stageEntered('killing');
+    const killingAt = new Date().toISOString();
+    const diag =
+      failure.diagnostics ?? (hostConnected && failure.type !== FailureType.HostLost ? await tryCollect() : undefined);
+    let destroyed = false;
+    let destroyErr: unknown = null;
+    if (rented) {
+      try {
+        await cleanupVast.destroyInstance(rented.instanceId);
+        destroyed = true;
+        fleetMetrics.released(rented.offer.dphTotal);
+      } catch (err) {
+        destroyErr = err;
+      }
+    }
+    const rentedDestroyed = destroyed;
+    // A create whose answer was lost (or whose request reached Vast late) leaves an instance under our label.
+    if (patched(DESTROY_LABELLED_PATCH)) destroyed = (await destroyLabelled()) || destroyed;
+    await store.recordEvent({
+      ...ids,
+      seq: ++seq,
+      stage: 'killing',
+      message: 'entered killing',
+      details: { failureType: failure.type, message: failure.message },
+      at: killingAt,
+    });
+    if (diag?.daemonLogTail) await store.saveLogTail({ ...ids, source: 'cuzk-daemon', text: diag.daemonLogTail });
+    if (diag?.outputTail) await store.saveLogTail({ ...ids, source: 'output', text: diag.outputTail });
+    await store.recordOutcome({
+      ...ids,
+      outcome: 'killed',
+      failureType: failure.type,
+      reason: failure.message,
+      machineId: rented?.offer.machineId ?? null,
+      destroyed,
+    });
+    if (rented && !rentedDestroyed) {
+      throw ApplicationFailure.create({
+        type: FailureType.DestroyFailed,
+        message: `instance ${rented.instanceId} could not be destroyed and may still be billing; destroy it by hand`,
+        nonRetryable: true,
+        details: [{ instanceId: rented.instanceId, killReason: failure.type }],
+        cause: destroyErr instanceof Error ? destroyErr : undefined,
+      });
+    }
+    fleetMetrics.outcome('killed', failure.type, rented?.offer.gpuName ?? 'unknown');
+    await enter('killed', undefined, { failureType: failure.type, destroyed });
   }
 
   async function tryCollect() {

@@ -26,6 +26,8 @@ export interface LifecycleTimeouts {
   proofDeadlineSec: number;
   benchmarkSec: number;
   heartbeatSec: number;
+  /** How long a store write retries inside its local activity before the workflow waits on timers. */
+  storeRetrySec: number;
 }
 
 export interface ConcurrencyRule {
@@ -175,4 +177,14 @@ export interface LifecycleStatus {
   failureType: FailureType | null;
   /** Set while a watched instance's Vast reads fail: since when, and the last error (no evidence about the host). */
   vastUnreadable?: { since: string; lastError: string } | null;
+  /** Set while a write the lifecycle needs waits for our own database (Postgres down): not the host's fault. */
+  waitingOn?: StoreWait | null;
+}
+
+export interface StoreWait {
+  what: 'store';
+  write: string;
+  since: string;
+  attempts: number;
+  lastError: string;
 }

@@ -1,5 +1,7 @@
+import { ApplicationFailure } from '@temporalio/activity';
 import type pg from 'pg';
 import { boundTail, type FailureType } from '../../workflows/failures.js';
+import { isRejectingSqlState, STORE_REJECTED } from '../../workflows/store-errors.js';
 import type { PerfHistory } from '../../workflows/policy/offer-ranking.js';
 import type { BenchmarkReport, OfferFacts, Outcome } from '../../workflows/types.js';
 import { countsAgainstMachine, shouldMarkBad } from './bad-machine-rule.js';
@@ -19,7 +21,35 @@ export interface RecordOutcomeInput extends q.RentalIds {
 }
 
 /** Postgres writes; every one is idempotent because Temporal may run an activity more than once. */
-export function createStoreActivities({ pool }: StoreActivityDeps) {
+export function createStoreActivities(deps: StoreActivityDeps) {
+  return refusalsAreFinal(storeActivities(deps));
+}
+
+/**
+ * A statement Postgres refused fails for good (StoreRejected); anything else (the server down, restarting,
+ * unreachable) stays retryable, so the lifecycle waits for its database instead of failing.
+ */
+function refusalsAreFinal<T extends Record<string, (input: never) => Promise<unknown>>>(acts: T): T {
+  const wrapped: Record<string, (input: never) => Promise<unknown>> = {};
+  for (const [name, fn] of Object.entries(acts)) {
+    wrapped[name] = async (input: never) => {
+      try {
+        return await fn(input);
+      } catch (err) {
+        const code = (err as { code?: unknown } | null)?.code;
+        if (!isRejectingSqlState(code)) throw err;
+        throw ApplicationFailure.create({
+          type: STORE_REJECTED,
+          message: `Postgres refused ${name}: ${err instanceof Error ? err.message : String(err)} (SQLSTATE ${String(code)})`,
+          nonRetryable: true,
+        });
+      }
+    };
+  }
+  return wrapped as T;
+}
+
+function storeActivities({ pool }: StoreActivityDeps) {
   return {
     async recordInstance(
       input: q.RentalIds & {

@@ -1,0 +1,58 @@
+import { ActivityFailure, ApplicationFailure, isCancellation, patched, sleep } from '@temporalio/workflow';
+import { FailureType } from './failures.js';
+import { STORE_REJECTED } from './store-errors.js';
+import type { StoreWait } from './types.js';
+
+/** patched() id of waiting out a store outage instead of failing the lifecycle (taken only on a failure). */
+export const STORE_WAITS_PATCH = 'store-writes-wait-for-postgres';
+
+/** Between rounds of the store write, on a workflow timer: 5 s doubling to at most this. */
+const MAX_WAIT_MS = 60_000;
+
+/**
+ * Wraps a lifecycle's store writes: a write that cannot reach Postgres is tried again without limit, on
+ * workflow timers, while `onWait` tells the status query and the current details what it waits for.
+ * Postgres is our record, never a reason to kill a host, so an outage only delays the lifecycle; every
+ * write is idempotent (keyed by workflow and seq or stage), so a round that reached Postgres before the
+ * error is not recorded twice. A write Postgres refused is our bug: Internal, never blamed on the host.
+ */
+export function waitingStore<S extends object>(store: S, onWait: (wait: StoreWait | null) => void): S {
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      const call: unknown = Reflect.get(target, prop, receiver);
+      if (typeof call !== 'function' || typeof prop !== 'string') return call;
+      return async (...args: unknown[]) => {
+        let wait = null as StoreWait | null;
+        for (let round = 0; ; round++) {
+          try {
+            const res: unknown = await (call as (...a: unknown[]) => Promise<unknown>)(...args);
+            if (wait) onWait(null);
+            return res;
+          } catch (err) {
+            if (isCancellation(err)) throw err;
+            const cause = err instanceof ActivityFailure ? err.cause : err;
+            const message = cause instanceof Error ? cause.message : String(cause);
+            if (cause instanceof ApplicationFailure && cause.type === STORE_REJECTED) {
+              throw ApplicationFailure.create({
+                type: FailureType.Internal,
+                message: `store: ${message}`,
+                nonRetryable: true,
+              });
+            }
+            // Histories recorded before this wait failed the lifecycle here; they must replay unchanged.
+            if (!patched(STORE_WAITS_PATCH)) throw err;
+            wait = {
+              what: 'store',
+              write: prop,
+              since: wait?.since ?? new Date().toISOString(),
+              attempts: round + 1,
+              lastError: message.slice(0, 300),
+            };
+            onWait(wait);
+            await sleep(Math.min(MAX_WAIT_MS, 5000 * 2 ** round), { summary: `waiting for the store (${prop})` });
+          }
+        }
+      };
+    },
+  });
+}
