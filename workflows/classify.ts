@@ -61,6 +61,17 @@ export function lostBeforeFirstHeartbeat(err: unknown): boolean {
   );
 }
 
+/** A host step the server timed out (heartbeat, start-to-close or schedule-to-start): the host may still be fine. */
+export function hostTimedOut(err: unknown): boolean {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  return cause instanceof TimeoutFailure;
+}
+
+export function timeoutTypeOf(err: unknown): string | null {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  return cause instanceof TimeoutFailure ? (cause.timeoutType ?? null) : null;
+}
+
 export function failureTypeOf(err: unknown): string | undefined {
   const cause = err instanceof ActivityFailure ? err.cause : err;
   return cause instanceof ApplicationFailure ? (cause.type ?? undefined) : undefined;

@@ -25,7 +25,16 @@ import {
   lifecycleStoreOptions,
   vastApiOptions,
 } from './activity-options.js';
-import { type Classified, classify, failureTypeOf, kill, lostBeforeFirstHeartbeat, type Origin } from './classify.js';
+import {
+  type Classified,
+  classify,
+  failureTypeOf,
+  hostTimedOut,
+  kill,
+  lostBeforeFirstHeartbeat,
+  type Origin,
+  timeoutTypeOf,
+} from './classify.js';
 import { lifecycleStatusQuery, promoteOverrideSignal } from './definitions.js';
 import { fleetMetrics, lifecycleLog } from './metrics.js';
 import { notify } from './notify.js';
@@ -57,6 +66,10 @@ export const REDELIVER_LOST_STEP_PATCH = 'redeliver-host-step-lost-before-start'
 export const RENTAL_KEY_PATCH = 'rental-key-from-first-run';
 /** patched() id of destroying whatever carries the lifecycle's label on the kill path (a create whose answer was lost). */
 export const DESTROY_LABELLED_PATCH = 'destroy-labelled-instances-on-kill';
+/** patched() id of host steps kept on the host by step id and collected after a timeout while the host answers. */
+export const RESUME_HOST_STEP_PATCH = 'resume-host-step-after-timeout';
+/** Times a kept step is collected again after timing out at the server; then the timeout stands (HostLost). */
+const MAX_STEP_RESUMES = 3;
 /** patched() id of destroying a killed instance before any store write of the kill path. */
 export const DESTROY_BEFORE_STORE_PATCH = 'destroy-before-store-writes';
 const cleanupVast = proxyActivities<VastActivities>(destroyOptions);
@@ -117,6 +130,7 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
     dphUsd: rented?.offer.dphTotal ?? null,
   });
   const notifyFields = () => ({ workflowId, ...logFields(), at: new Date().toISOString() });
+  let hostSteps = 0;
 
   async function enter(stage: Stage, budgetSec?: number, details?: Record<string, unknown>): Promise<void> {
     status.stage = stage;
@@ -147,26 +161,40 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
    * quick probe on the host's queue tells which: a live host gets the step once more; for a dead one the
    * step's own timeout stands as the reason (HostLost). Each retry is a lifecycle event and in history.
    */
-  async function onHost<T>(step: string, call: () => Promise<T>): Promise<T> {
-    try {
-      return await call();
-    } catch (err) {
-      if (!lostBeforeFirstHeartbeat(err) || !patched(REDELIVER_LOST_STEP_PATCH)) throw err;
+  async function onHost<T>(step: string, call: (stepId?: string) => Promise<T>, kept = false): Promise<T> {
+    // A kept step carries an id the host keeps its work and result under (activities/gpu-host/step-keeper.ts).
+    const stepId =
+      kept && patched(RESUME_HOST_STEP_PATCH) ? `${workflowInfo().runId}/${++hostSteps}/${step}` : undefined;
+    let redelivered = false;
+    for (let resumes = 0; ; resumes++) {
       try {
-        await host.quick.inspectHost();
-      } catch (probeErr) {
-        if (isCancellation(probeErr)) throw probeErr;
-        throw err;
+        return await call(stepId);
+      } catch (err) {
+        const lost: boolean = !redelivered && lostBeforeFirstHeartbeat(err) && patched(REDELIVER_LOST_STEP_PATCH);
+        // A Temporal outage stops heartbeats and can swallow a completion: the server times the step out
+        // although the host did its work. With a step id the host still holds it: collect, not HostLost.
+        const resumable = !lost && stepId !== undefined && resumes < MAX_STEP_RESUMES && hostTimedOut(err);
+        if (!lost && !resumable) throw err;
+        try {
+          await host.quick.inspectHost();
+        } catch (probeErr) {
+          if (isCancellation(probeErr)) throw probeErr;
+          throw err;
+        }
+        redelivered ||= lost;
+        await store.recordEvent({
+          ...ids,
+          seq: ++seq,
+          stage: status.stage,
+          message: lost
+            ? `${step} was handed to the host but never started; the host answers, so it runs once more`
+            : `${step} timed out at the server but the host answers: collecting its result (${resumes + 1}/${MAX_STEP_RESUMES})`,
+          details: lost ? { step } : { step, stepId, timeoutType: timeoutTypeOf(err) },
+          at: new Date().toISOString(),
+        });
+        // The redelivered step of a history recorded before step ids ended here, whatever its outcome.
+        if (lost && stepId === undefined) return await call(stepId);
       }
-      await store.recordEvent({
-        ...ids,
-        seq: ++seq,
-        stage: status.stage,
-        message: `${step} was handed to the host but never started; the host answers, so it runs once more`,
-        details: { step },
-        at: new Date().toISOString(),
-      });
-      return await call();
     }
   }
 
@@ -231,7 +259,11 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
 
       await enter('paramfetch', t.paramfetchSec);
       origin = 'host-first';
-      await onHost('paramfetch', () => host.first.paramfetch({ stallSec: t.paramfetchStallSec }));
+      await onHost(
+        'paramfetch',
+        (stepId) => host.first.paramfetch({ stallSec: t.paramfetchStallSec, ...(stepId ? { stepId } : {}) }),
+        true,
+      );
       hostConnected = true;
       origin = 'host';
 
@@ -241,13 +273,23 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
       const warmupWorkers = pceCached ? plan.partitionWorkers : plan.warmupPartitionWorkers;
       let restartsLeft = input.transportErrorRestarts;
       const startDaemon = (partitionWorkers: number) =>
-        onHost('startDaemon', () => host.step.startDaemon({ partitionWorkers, readySec: t.daemonReadySec }));
+        onHost(
+          'startDaemon',
+          (stepId) =>
+            host.step.startDaemon({ partitionWorkers, readySec: t.daemonReadySec, ...(stepId ? { stepId } : {}) }),
+          true,
+        );
 
       /** The seeds' remedy for a dropped stream on a fresh daemon: restart it once and prove again. */
       async function proveWithRemedy(step: 'warmup' | 'post_restart_warmup', workers: number): Promise<void> {
         for (;;) {
           try {
-            await onHost(step, () => host.step.warmupProof({ step, proofDeadlineSec: t.proofDeadlineSec }));
+            await onHost(
+              step,
+              (stepId) =>
+                host.step.warmupProof({ step, proofDeadlineSec: t.proofDeadlineSec, ...(stepId ? { stepId } : {}) }),
+              true,
+            );
             return;
           } catch (err) {
             if (failureTypeOf(err) !== FailureType.DaemonTransportError || restartsLeft <= 0) throw err;
@@ -279,7 +321,8 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
       await enter('benchmark', t.benchmarkSec, { proofs: input.benchmarkProofs, concurrency: plan.concurrency });
       status.benchmark = { completed: 0, requested: input.benchmarkProofs, elapsedMs: 0 };
       const report = await benchmarkAgainstTimer(
-        (batch) => onHost('benchmark', () => host.bench.runBenchmark(batch)),
+        (batch) =>
+          onHost('benchmark', (stepId) => host.bench.runBenchmark({ ...batch, ...(stepId ? { stepId } : {}) }), true),
         {
           count: input.benchmarkProofs,
           concurrency: plan.concurrency,

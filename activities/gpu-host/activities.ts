@@ -12,6 +12,7 @@ import { readTail } from './log-tail.js';
 import { runParamfetch } from './paramfetch.js';
 import type { ProductionRunner } from './production.js';
 import type { SpawnHostProcess } from './spawn.js';
+import { type StepContext, StepKeeper } from './step-keeper.js';
 
 export interface GpuHostDeps {
   supervisor: DaemonSupervisor;
@@ -38,6 +39,8 @@ export function createGpuHostActivities(deps: GpuHostDeps) {
   let c1: C1Input | null = null;
   const cuzk = () => (client ??= new CuzkClient(deps.cuzkAddress));
   const paramfetchLog = path.join(deps.workDir, 'paramfetch.log');
+  // Long steps run under the keeper, so a Temporal outage that loses an attempt does not lose the work.
+  const steps = new StepKeeper();
 
   async function input(): Promise<C1Input> {
     return (c1 ??= await loadC1(deps.c1Path));
@@ -76,10 +79,107 @@ export function createGpuHostActivities(deps: GpuHostDeps) {
     return `${info.workflowExecution?.workflowId ?? 'standalone'}/${step}/a${info.attempt}/${index}`;
   }
 
+  /** (Re)starts the daemon and waits for a successful GetStatus, the only real readiness signal. */
+  async function startDaemon(
+    ctx: StepContext,
+    input: { partitionWorkers: number; readySec: number },
+  ): Promise<{ readyMs: number; gpus: number }> {
+    const started = Date.now();
+    // At once, not after the first wait: a step that never heartbeats reads as lost in delivery (see the workflow).
+    ctx.heartbeat({ waitingMs: 0 });
+    await supervisor.start(input.partitionWorkers);
+    const deadline = started + input.readySec * 1000;
+    let lastError = '';
+    while (Date.now() < deadline) {
+      ctx.heartbeat({ waitingMs: Date.now() - started });
+      if (!supervisor.running) {
+        throw await classifyDaemonError(new Error('daemon exited while starting'), supervisor, 'daemon start');
+      }
+      try {
+        const status = await cuzk().getStatus(2000);
+        return { readyMs: Date.now() - started, gpus: status.gpus.length };
+      } catch (err) {
+        lastError = err instanceof Error ? err.message : String(err);
+      }
+      if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    const diag = await diagnostics(supervisor, { grpcMessage: lastError });
+    await supervisor.stop();
+    throw failure(
+      FailureType.DaemonNeverReady,
+      `cuzk-daemon did not answer GetStatus within ${input.readySec} s`,
+      diag,
+    );
+  }
+
+  async function runBenchmark(ctx: StepContext, input: BenchmarkInput): Promise<BenchmarkReport> {
+    const started = Date.now();
+    const timings: ProofTiming[] = [];
+    let next = 0;
+    let failed: unknown = null;
+    let hopeless = false;
+    const progress = () => ({ completed: timings.length, requested: input.count, elapsedMs: Date.now() - started });
+    const stopTicker = startHeartbeatTicker(ctx, progress);
+    const worker = async () => {
+      while (next < input.count && failed === null && !hopeless && !ctx.cancellationSignal.aborted) {
+        const index = next++;
+        try {
+          timings.push(await proveOnce(requestId('bench', index), input.proofDeadlineSec, index));
+          ctx.heartbeat(progress());
+          if (input.earlyStop && !hopeless) {
+            hopeless = cannotReachMinRate({
+              completed: timings.length,
+              requested: input.count,
+              elapsedMs: Date.now() - started,
+              fastestProofMs: Math.min(...timings.map((t) => t.totalMs)),
+              fastestGpuMs: Math.min(...timings.map((t) => t.gpuComputeMs)),
+              gpus: input.earlyStop.gpus ?? 0,
+              concurrency: input.concurrency,
+              minRate: input.earlyStop.minRate,
+              minProofs: input.earlyStop.minProofs,
+            });
+            if (hopeless) stopEarly();
+          }
+        } catch (err) {
+          if (!ctx.cancellationSignal.aborted) failed ??= err;
+        }
+      }
+    };
+    let stopEarly: () => void = () => undefined;
+    const earlyStopped = new Promise<'early'>((resolve) => {
+      stopEarly = () => resolve('early');
+    });
+    const cancelled = new Promise<'cancelled'>((resolve) => {
+      ctx.cancellationSignal.addEventListener('abort', () => resolve('cancelled'));
+    });
+    const workers = Promise.all(Array.from({ length: input.concurrency }, worker));
+    try {
+      const how = await Promise.race([workers, cancelled, earlyStopped]);
+      if (how === 'early') {
+        // Proofs still in flight would only cost more: the daemon keeps proving after a dropped call.
+        const elapsedMs = Date.now() - started;
+        await supervisor.stop();
+        return { ...report(timings, input, elapsedMs), stoppedEarly: false, earlyStopped: true };
+      }
+      if (how === 'cancelled') {
+        const elapsedMs = Date.now() - started;
+        await supervisor.stop();
+        return { ...report(timings, input, elapsedMs), stoppedEarly: true };
+      }
+      if (failed !== null) throw await classifyDaemonError(failed, supervisor, 'benchmark', progress());
+      return { ...report(timings, input, Date.now() - started), stoppedEarly: false };
+    } finally {
+      stopTicker();
+    }
+  }
+
   return {
-    async paramfetch(input: { stallSec: number }): Promise<{ elapsedMs: number }> {
-      const res = await runParamfetch(deps.paramfetchCommand, paramfetchLog, input.stallSec * 1000, deps.spawn);
-      return { elapsedMs: res.elapsedMs };
+    async paramfetch(input: { stallSec: number; stepId?: string }): Promise<{ elapsedMs: number }> {
+      return steps.run(input.stepId, async (ctx) => {
+        const res = await runParamfetch(deps.paramfetchCommand, paramfetchLog, input.stallSec * 1000, deps.spawn, ctx);
+        return { elapsedMs: res.elapsedMs };
+      });
     },
 
     async inspectHost(): Promise<{ pceCached: boolean }> {
@@ -90,119 +190,31 @@ export function createGpuHostActivities(deps: GpuHostDeps) {
     async startDaemon(input: {
       partitionWorkers: number;
       readySec: number;
+      stepId?: string;
     }): Promise<{ readyMs: number; gpus: number }> {
-      const ctx = Context.current();
-      const started = Date.now();
-      // At once, not after the first wait: a step that never heartbeats reads as lost in delivery (see the workflow).
-      ctx.heartbeat({ waitingMs: 0 });
-      await supervisor.start(input.partitionWorkers);
-      const deadline = started + input.readySec * 1000;
-      let lastError = '';
-      while (Date.now() < deadline) {
-        ctx.heartbeat({ waitingMs: Date.now() - started });
-        if (!supervisor.running) {
-          throw await classifyDaemonError(new Error('daemon exited while starting'), supervisor, 'daemon start');
-        }
-        try {
-          const status = await cuzk().getStatus(2000);
-          return { readyMs: Date.now() - started, gpus: status.gpus.length };
-        } catch (err) {
-          lastError = err instanceof Error ? err.message : String(err);
-        }
-        await ctx.sleep(250);
-      }
-      const diag = await diagnostics(supervisor, { grpcMessage: lastError });
-      await supervisor.stop();
-      throw failure(
-        FailureType.DaemonNeverReady,
-        `cuzk-daemon did not answer GetStatus within ${input.readySec} s`,
-        diag,
-      );
+      return steps.run(input.stepId, (ctx) => startDaemon(ctx, input));
     },
 
-    async warmupProof(input: { step: string; proofDeadlineSec: number }): Promise<ProofTiming> {
-      const ctx = Context.current();
-      const started = Date.now();
-      const stopTicker = startHeartbeatTicker(ctx, () => ({ step: input.step, elapsedMs: Date.now() - started }));
-      try {
-        return await proveOnce(requestId(input.step, 0), input.proofDeadlineSec, 0);
-      } catch (err) {
-        throw await classifyDaemonError(err, supervisor, input.step);
-      } finally {
-        stopTicker();
-      }
+    async warmupProof(input: { step: string; proofDeadlineSec: number; stepId?: string }): Promise<ProofTiming> {
+      return steps.run(input.stepId, async (ctx) => {
+        const started = Date.now();
+        const stopTicker = startHeartbeatTicker(ctx, () => ({ step: input.step, elapsedMs: Date.now() - started }));
+        try {
+          return await proveOnce(requestId(input.step, 0), input.proofDeadlineSec, 0);
+        } catch (err) {
+          throw await classifyDaemonError(err, supervisor, input.step);
+        } finally {
+          stopTicker();
+        }
+      });
     },
 
     /**
      * Proves `count` PoRep C2s, `concurrency` at a time. When the workflow's timer cancels it, the daemon
      * is stopped (CancelProof is a no-op in cuzk) and the partial report is returned for the record.
      */
-    async runBenchmark(input: {
-      count: number;
-      concurrency: number;
-      proofDeadlineSec: number;
-      /** When set, stop as soon as even the best case cannot reach minRate. */
-      earlyStop?: { minRate: number; minProofs: number; gpus?: number };
-    }): Promise<BenchmarkReport> {
-      const ctx = Context.current();
-      const started = Date.now();
-      const timings: ProofTiming[] = [];
-      let next = 0;
-      let failed: unknown = null;
-      let hopeless = false;
-      const progress = () => ({ completed: timings.length, requested: input.count, elapsedMs: Date.now() - started });
-      const stopTicker = startHeartbeatTicker(ctx, progress);
-      const worker = async () => {
-        while (next < input.count && failed === null && !hopeless && !ctx.cancellationSignal.aborted) {
-          const index = next++;
-          try {
-            timings.push(await proveOnce(requestId('bench', index), input.proofDeadlineSec, index));
-            ctx.heartbeat(progress());
-            if (input.earlyStop && !hopeless) {
-              hopeless = cannotReachMinRate({
-                completed: timings.length,
-                requested: input.count,
-                elapsedMs: Date.now() - started,
-                fastestProofMs: Math.min(...timings.map((t) => t.totalMs)),
-                fastestGpuMs: Math.min(...timings.map((t) => t.gpuComputeMs)),
-                gpus: input.earlyStop.gpus ?? 0,
-                concurrency: input.concurrency,
-                minRate: input.earlyStop.minRate,
-                minProofs: input.earlyStop.minProofs,
-              });
-              if (hopeless) stopEarly();
-            }
-          } catch (err) {
-            if (!ctx.cancellationSignal.aborted) failed ??= err;
-          }
-        }
-      };
-      let stopEarly: () => void = () => undefined;
-      const earlyStopped = new Promise<'early'>((resolve) => {
-        stopEarly = () => resolve('early');
-      });
-      const cancelled = new Promise<'cancelled'>((resolve) => {
-        ctx.cancellationSignal.addEventListener('abort', () => resolve('cancelled'));
-      });
-      const workers = Promise.all(Array.from({ length: input.concurrency }, worker));
-      try {
-        const how = await Promise.race([workers, cancelled, earlyStopped]);
-        if (how === 'early') {
-          // Proofs still in flight would only cost more: the daemon keeps proving after a dropped call.
-          const elapsedMs = Date.now() - started;
-          await supervisor.stop();
-          return { ...report(timings, input, elapsedMs), stoppedEarly: false, earlyStopped: true };
-        }
-        if (how === 'cancelled') {
-          const elapsedMs = Date.now() - started;
-          await supervisor.stop();
-          return { ...report(timings, input, elapsedMs), stoppedEarly: true };
-        }
-        if (failed !== null) throw await classifyDaemonError(failed, supervisor, 'benchmark', progress());
-        return { ...report(timings, input, Date.now() - started), stoppedEarly: false };
-      } finally {
-        stopTicker();
-      }
+    async runBenchmark(input: BenchmarkInput): Promise<BenchmarkReport> {
+      return steps.run(input.stepId, (ctx) => runBenchmark(ctx, input));
     },
 
     /** Daemon log and exit state, fetched before the instance is destroyed so the evidence survives. */
@@ -213,7 +225,6 @@ export function createGpuHostActivities(deps: GpuHostDeps) {
     async stopDaemon(): Promise<void> {
       await supervisor.stop();
     },
-
     /** Hands the promoted host to the production prover (idempotent: a retry does not start a second). */
     async startProduction(input: { concurrency: number }): Promise<{ started: boolean }> {
       if (!supervisor.running) {
@@ -259,6 +270,16 @@ function report(timings: ProofTiming[], input: { count: number; concurrency: num
     concurrency: input.concurrency,
     timings: [...timings].sort((a, b) => a.index - b.index),
   };
+}
+
+export interface BenchmarkInput {
+  count: number;
+  concurrency: number;
+  proofDeadlineSec: number;
+  /** When set, stop as soon as even the best case cannot reach minRate. */
+  earlyStop?: { minRate: number; minProofs: number; gpus?: number };
+  /** The workflow's id of this step: a repeated call with it re-attaches to the batch or gets its report. */
+  stepId?: string;
 }
 
 export type GpuHostActivities = ReturnType<typeof createGpuHostActivities>;

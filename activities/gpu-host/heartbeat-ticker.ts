@@ -1,4 +1,4 @@
-import type { Context } from '@temporalio/activity';
+import type { StepContext } from './step-keeper.js';
 
 /**
  * How often a long host step records progress locally. The SDK sends at most one heartbeat per throttle
@@ -11,7 +11,7 @@ export function tickerIntervalMs(heartbeatTimeoutMs: number | undefined): number
 }
 
 /** Heartbeats `details()` now and then periodically; call the returned function to stop. */
-export function startHeartbeatTicker(ctx: Context, details: () => unknown): () => void {
+export function startHeartbeatTicker(ctx: StepContext, details: () => unknown): () => void {
   ctx.heartbeat(details());
   const ticker = setInterval(() => ctx.heartbeat(details()), tickerIntervalMs(ctx.info.heartbeatTimeoutMs));
   return () => clearInterval(ticker);

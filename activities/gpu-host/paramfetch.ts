@@ -4,6 +4,7 @@ import { boundTail, FailureType } from '../../workflows/failures.js';
 import { failure } from './errors.js';
 import { readTail } from './log-tail.js';
 import { type SpawnHostProcess, spawnChild } from './spawn.js';
+import type { StepContext } from './step-keeper.js';
 
 export interface ParamfetchResult {
   elapsedMs: number;
@@ -19,10 +20,10 @@ export async function runParamfetch(
   logFile: string,
   stallMs: number,
   spawn: SpawnHostProcess = spawnChild,
+  ctx: StepContext = Context.current(),
 ): Promise<ParamfetchResult> {
   const [cmd, ...args] = command;
   if (!cmd) throw new Error('paramfetch command is empty');
-  const ctx = Context.current();
   const started = Date.now();
   const log = createWriteStream(logFile, { flags: 'a' });
   const child = spawn(cmd, args);
