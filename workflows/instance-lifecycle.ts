@@ -161,10 +161,9 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
    * quick probe on the host's queue tells which: a live host gets the step once more; for a dead one the
    * step's own timeout stands as the reason (HostLost). Each retry is a lifecycle event and in history.
    */
-  async function onHost<T>(step: string, call: (stepId?: string) => Promise<T>, kept = false): Promise<T> {
-    // A kept step carries an id the host keeps its work and result under (activities/gpu-host/step-keeper.ts).
-    const stepId =
-      kept && patched(RESUME_HOST_STEP_PATCH) ? `${workflowInfo().runId}/${++hostSteps}/${step}` : undefined;
+  async function onHost<T>(step: string, call: (stepId?: string) => Promise<T>): Promise<T> {
+    // Each step carries an id the host keeps its work and result under (activities/gpu-host/step-keeper.ts).
+    const stepId = patched(RESUME_HOST_STEP_PATCH) ? `${workflowInfo().runId}/${++hostSteps}/${step}` : undefined;
     let redelivered = false;
     for (let resumes = 0; ; resumes++) {
       try {
@@ -259,36 +258,28 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
 
       await enter('paramfetch', t.paramfetchSec);
       origin = 'host-first';
-      await onHost(
-        'paramfetch',
-        (stepId) => host.first.paramfetch({ stallSec: t.paramfetchStallSec, ...(stepId ? { stepId } : {}) }),
-        true,
+      await onHost('paramfetch', (stepId) =>
+        host.first.paramfetch({ stallSec: t.paramfetchStallSec, ...(stepId ? { stepId } : {}) }),
       );
       hostConnected = true;
       origin = 'host';
 
       const plan = planBenchmark(offer.numGpus, offer.cpuRamMb, input.concurrency);
-      const { pceCached } = await onHost('inspectHost', () => host.quick.inspectHost());
+      const { pceCached } = await onHost('inspectHost', (stepId) => host.quick.inspectHost(stepId ? { stepId } : {}));
       // Making the PCE cache with many partition workers OOM-killed low-RAM hosts: warm up with few.
       const warmupWorkers = pceCached ? plan.partitionWorkers : plan.warmupPartitionWorkers;
       let restartsLeft = input.transportErrorRestarts;
       const startDaemon = (partitionWorkers: number) =>
-        onHost(
-          'startDaemon',
-          (stepId) =>
-            host.step.startDaemon({ partitionWorkers, readySec: t.daemonReadySec, ...(stepId ? { stepId } : {}) }),
-          true,
+        onHost('startDaemon', (stepId) =>
+          host.step.startDaemon({ partitionWorkers, readySec: t.daemonReadySec, ...(stepId ? { stepId } : {}) }),
         );
 
       /** The seeds' remedy for a dropped stream on a fresh daemon: restart it once and prove again. */
       async function proveWithRemedy(step: 'warmup' | 'post_restart_warmup', workers: number): Promise<void> {
         for (;;) {
           try {
-            await onHost(
-              step,
-              (stepId) =>
-                host.step.warmupProof({ step, proofDeadlineSec: t.proofDeadlineSec, ...(stepId ? { stepId } : {}) }),
-              true,
+            await onHost(step, (stepId) =>
+              host.step.warmupProof({ step, proofDeadlineSec: t.proofDeadlineSec, ...(stepId ? { stepId } : {}) }),
             );
             return;
           } catch (err) {
@@ -322,7 +313,7 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
       status.benchmark = { completed: 0, requested: input.benchmarkProofs, elapsedMs: 0 };
       const report = await benchmarkAgainstTimer(
         (batch) =>
-          onHost('benchmark', (stepId) => host.bench.runBenchmark({ ...batch, ...(stepId ? { stepId } : {}) }), true),
+          onHost('benchmark', (stepId) => host.bench.runBenchmark({ ...batch, ...(stepId ? { stepId } : {}) })),
         {
           count: input.benchmarkProofs,
           concurrency: plan.concurrency,
@@ -451,7 +442,9 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
     let vastUnreadableSince = input.resume?.vastUnreadableSince ?? null;
     const plan = planBenchmark(inst.offer.numGpus, inst.offer.cpuRamMb, input.concurrency);
     if (!input.resume)
-      await onHost('startProduction', () => host.quick.startProduction({ concurrency: plan.concurrency }));
+      await onHost('startProduction', (stepId) =>
+        host.quick.startProduction({ concurrency: plan.concurrency, ...(stepId ? { stepId } : {}) }),
+      );
     for (let samples = 0; ; samples++) {
       if (samples >= w.samplesPerRun || workflowInfo().continueAsNewSuggested) {
         await continueAsNew<typeof instanceLifecycle>({
@@ -469,7 +462,7 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
       }
       await sleep(w.intervalSec * 1000, { summary: 'watch interval' });
       const [sample, state] = await Promise.all([
-        onHost('sampleDaemon', () => host.quick.sampleDaemon()),
+        onHost('sampleDaemon', (stepId) => host.quick.sampleDaemon(stepId ? { stepId } : {})),
         vast.instanceState(inst.instanceId),
       ]);
       // Our failure to read Vast is no evidence about the host: wait it out (bounded), shown in the status.

@@ -182,8 +182,9 @@ export function createGpuHostActivities(deps: GpuHostDeps) {
       });
     },
 
-    async inspectHost(): Promise<{ pceCached: boolean }> {
-      return { pceCached: await supervisor.pceCached() };
+    /** Also the workflow's probe of a host whose step timed out: that call has no step id and keeps nothing. */
+    async inspectHost(input: { stepId?: string } = {}): Promise<{ pceCached: boolean }> {
+      return steps.run(input.stepId, async () => ({ pceCached: await supervisor.pceCached() }));
     },
 
     /** (Re)starts the daemon and waits for a successful GetStatus, the only real readiness signal. */
@@ -225,41 +226,50 @@ export function createGpuHostActivities(deps: GpuHostDeps) {
     async stopDaemon(): Promise<void> {
       await supervisor.stop();
     },
-    /** Hands the promoted host to the production prover (idempotent: a retry does not start a second). */
-    async startProduction(input: { concurrency: number }): Promise<{ started: boolean }> {
-      if (!supervisor.running) {
-        throw await classifyDaemonError(
-          new Error('daemon is not running at promotion'),
-          supervisor,
-          'start production',
-        );
-      }
-      return {
-        started: deps.production.start({
-          CUZK_ADDRESS: deps.cuzkAddress,
-          C1_PATH: deps.c1Path,
-          MINER_ID: String(deps.minerId),
-          // The concurrency the benchmark proved this host sustains.
-          PROOF_CONCURRENCY: String(input.concurrency),
-        }),
-      };
+    async startProduction(input: { concurrency: number; stepId?: string }): Promise<{ started: boolean }> {
+      return steps.run(input.stepId, () => startProduction(input));
     },
 
     /** One watch sample: the daemon's lifetime counters (the workflow turns deltas into a rate). */
-    async sampleDaemon(): Promise<{ completed: number; failed: number; uptimeSec: number; at: number }> {
-      try {
-        const s = await cuzk().getStatus(10_000);
-        return {
-          completed: s.total_proofs_completed,
-          failed: s.total_proofs_failed,
-          uptimeSec: s.uptime_seconds,
-          at: Date.now(),
-        };
-      } catch (err) {
-        throw await classifyDaemonError(err, supervisor, 'watch sample');
-      }
+    async sampleDaemon(input: { stepId?: string } = {}): Promise<{
+      completed: number;
+      failed: number;
+      uptimeSec: number;
+      at: number;
+    }> {
+      return steps.run(input.stepId, sampleDaemon);
     },
   };
+
+  /** Hands the promoted host to the production prover (idempotent: a retry does not start a second). */
+  async function startProduction(input: { concurrency: number }): Promise<{ started: boolean }> {
+    if (!supervisor.running) {
+      throw await classifyDaemonError(new Error('daemon is not running at promotion'), supervisor, 'start production');
+    }
+    return {
+      started: deps.production.start({
+        CUZK_ADDRESS: deps.cuzkAddress,
+        C1_PATH: deps.c1Path,
+        MINER_ID: String(deps.minerId),
+        // The concurrency the benchmark proved this host sustains.
+        PROOF_CONCURRENCY: String(input.concurrency),
+      }),
+    };
+  }
+
+  async function sampleDaemon(): Promise<{ completed: number; failed: number; uptimeSec: number; at: number }> {
+    try {
+      const s = await cuzk().getStatus(10_000);
+      return {
+        completed: s.total_proofs_completed,
+        failed: s.total_proofs_failed,
+        uptimeSec: s.uptime_seconds,
+        at: Date.now(),
+      };
+    } catch (err) {
+      throw await classifyDaemonError(err, supervisor, 'watch sample');
+    }
+  }
 }
 
 function report(timings: ProofTiming[], input: { count: number; concurrency: number }, elapsedMs: number) {

@@ -57,12 +57,19 @@ export interface FleetEnv {
 /** Real Temporal, real Postgres, the Vast simulator over HTTP, and the production control worker. */
 export async function startFleetEnv(
   offers: SimOffer[],
-  opts: { workerApiKey?: string; security?: Partial<ControlConfig>; temporalAddress?: string } = {},
+  opts: {
+    workerApiKey?: string;
+    security?: Partial<ControlConfig>;
+    temporalAddress?: string;
+    /** A test with a Postgres of its own (one it stops) passes its URL; others share the global one. */
+    databaseUrl?: string;
+  } = {},
 ): Promise<FleetEnv> {
   // A test with a Temporal server of its own (one it restarts) passes its address; others share the global one.
   const address = opts.temporalAddress ?? inject('temporalAddress');
   const sim = await startVastSim({ offers, apiKey: API_KEY });
-  const pool = createPool(inject('databaseUrl'), 4);
+  const databaseUrl = opts.databaseUrl ?? inject('databaseUrl');
+  const pool = createPool(databaseUrl, 4);
   const nativeConnection = await NativeConnection.connect({ address });
   const taskQueue = `test-control-${randomUUID()}`;
   const connection = await Connection.connect({ address });
@@ -71,7 +78,7 @@ export async function startFleetEnv(
     {
       TEMPORAL_ADDRESS: address,
       TEMPORAL_NAMESPACE: 'default',
-      DATABASE_URL: inject('databaseUrl'),
+      DATABASE_URL: databaseUrl,
       VAST_API_URL: sim.url,
       VAST_API_KEY: opts.workerApiKey ?? API_KEY,
       HOST_TEMPORAL_ADDRESS: address,
