@@ -36,22 +36,28 @@ export const storeOptions: ActivityOptions = {
 };
 
 /**
- * A lifecycle's store writes: retried inside the local activity for `storeRetrySec`, after which the
- * workflow itself waits on workflow timers and tries again without limit (workflows/store-wait.ts). The
- * in-activity budget is short so the status query, which cannot run while a local activity holds the
- * workflow task, reports the wait soon.
+ * A lifecycle's store writes: retried inside the local activity for about `storeRetrySec` (a Postgres
+ * restart), after which the workflow itself waits on workflow timers and tries again without limit
+ * (workflows/store-wait.ts). While a local activity retries it holds the workflow task and the status
+ * query waits with it, so the budget is short and each later round is a single attempt.
  */
-export function lifecycleStoreOptions(t: LifecycleTimeouts): ActivityOptions {
+export function lifecycleStoreOptions(t: LifecycleTimeouts, round: 'first' | 'again'): ActivityOptions {
+  const retry = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds' };
   return {
     startToCloseTimeout: '15 seconds',
-    scheduleToCloseTimeout: `${t.storeRetrySec} seconds`,
     retry: {
-      initialInterval: '1 second',
-      backoffCoefficient: 2,
-      maximumInterval: '10 seconds',
+      ...retry,
+      maximumAttempts: round === 'first' ? attemptsWithin(t.storeRetrySec) : 1,
       nonRetryableErrorTypes: [STORE_REJECTED],
     },
   };
+}
+
+/** Attempts whose backoffs (1 s doubling to 10 s) add up to at most `sec`; at least one. */
+function attemptsWithin(sec: number): number {
+  let attempts = 1;
+  for (let waited = 0, next = 1; waited + next <= sec; waited += next, next = Math.min(10, next * 2)) attempts++;
+  return attempts;
 }
 
 export function awaitRunningOptions(t: LifecycleTimeouts): ActivityOptions {

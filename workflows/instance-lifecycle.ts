@@ -104,14 +104,18 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
   setHandler(lifecycleStatusQuery, () => status);
   // Store writes are fast and local to the control worker: local activities keep them out of the event count.
   // A Postgres outage makes them wait (status.waitingOn says so), never fail the lifecycle.
-  const store = waitingStore(proxyLocalActivities<StoreActivities>(lifecycleStoreOptions(t)), (wait) => {
-    status.waitingOn = wait;
-    setCurrentDetails(
-      wait
-        ? `waiting on the store since ${wait.since} (${wait.write}, ${wait.attempts} rounds): ${wait.lastError}`
-        : '',
-    );
-  });
+  const store = waitingStore(
+    proxyLocalActivities<StoreActivities>(lifecycleStoreOptions(t, 'first')),
+    proxyLocalActivities<StoreActivities>(lifecycleStoreOptions(t, 'again')),
+    (wait) => {
+      status.waitingOn = wait;
+      setCurrentDetails(
+        wait
+          ? `waiting on the store since ${wait.since} (${wait.write}, ${wait.attempts} rounds): ${wait.lastError}`
+          : '',
+      );
+    },
+  );
   const override: { promote: { operator: string; reason: string } | null } = { promote: null };
   setHandler(promoteOverrideSignal, (o) => {
     override.promote = o;

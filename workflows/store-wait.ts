@@ -16,16 +16,17 @@ const MAX_WAIT_MS = 60_000;
  * write is idempotent (keyed by workflow and seq or stage), so a round that reached Postgres before the
  * error is not recorded twice. A write Postgres refused is our bug: Internal, never blamed on the host.
  */
-export function waitingStore<S extends object>(store: S, onWait: (wait: StoreWait | null) => void): S {
-  return new Proxy(store, {
+export function waitingStore<S extends object>(first: S, again: S, onWait: (wait: StoreWait | null) => void): S {
+  return new Proxy(first, {
     get(target, prop, receiver) {
       const call: unknown = Reflect.get(target, prop, receiver);
       if (typeof call !== 'function' || typeof prop !== 'string') return call;
+      const retry = Reflect.get(again, prop) as (...a: unknown[]) => Promise<unknown>;
       return async (...args: unknown[]) => {
         let wait = null as StoreWait | null;
         for (let round = 0; ; round++) {
           try {
-            const res: unknown = await (call as (...a: unknown[]) => Promise<unknown>)(...args);
+            const res: unknown = await (round === 0 ? (call as (...a: unknown[]) => Promise<unknown>) : retry)(...args);
             if (wait) onWait(null);
             return res;
           } catch (err) {

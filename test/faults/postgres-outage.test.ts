@@ -19,11 +19,11 @@ import { type PrivatePostgres, startPrivatePostgres } from '../helpers/private-p
 const STORE_RETRY_SEC = 5;
 const OUTAGE_MS = 75_000;
 const PROOFS = 8;
-// Healthy: 2 proofs per 4 s = 1800/h; slow: 2 per 12 s = 600/h (scaled back: 18 and 6 proofs/h).
+// Healthy: 2 proofs per 4 s = 1800/h; slow: 2 per 10 s = 720/h (scaled back: 18 and 7.2 proofs/h).
 const SCALED_MIN_RATE = 10 / 0.01;
 
 const healthy = simOffer({ host: { proofSec: 400 } });
-const slow = simOffer({ host: { proofSec: 1200 } });
+const slow = simOffer({ host: { proofSec: 1000 } });
 const cancelled = simOffer({ host: { proofSec: 400 } });
 const promoted = simOffer({ host: { proofSec: 100 } });
 
@@ -34,7 +34,7 @@ function request(offerId: number, over: Partial<LifecycleRequest> = {}): Lifecyc
     // The slow host must be judged on its full batch, after the outage began.
     earlyStopAfterProofs: 0,
     ...over,
-    timeouts: { benchmarkSec: 120, storeRetrySec: STORE_RETRY_SEC, ...over.timeouts },
+    timeouts: { benchmarkSec: 120, proofDeadlineSec: 60, storeRetrySec: STORE_RETRY_SEC, ...over.timeouts },
   });
 }
 
@@ -45,6 +45,8 @@ beforeAll(async () => {
   env = await startFleetEnv([healthy, slow, cancelled, promoted], { databaseUrl: pgPrivate.url });
 });
 afterAll(async () => {
+  // A failed run may leave Postgres down: bring it back so the lifecycles' waiting writes let the worker stop.
+  await pgPrivate?.start().catch(() => undefined);
   await env?.close();
   await pgPrivate?.destroy();
 });
