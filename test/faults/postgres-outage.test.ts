@@ -18,7 +18,6 @@ import { type PrivatePostgres, startPrivatePostgres } from '../helpers/private-p
  */
 const STORE_RETRY_SEC = 5;
 const OUTAGE_MS = 75_000;
-const PROOFS = 8;
 // Healthy: 2 proofs per 4 s = 1800/h; slow: 2 per 10 s = 720/h (scaled back: 18 and 7.2 proofs/h).
 const SCALED_MIN_RATE = 10 / 0.01;
 
@@ -29,7 +28,6 @@ const promoted = simOffer({ host: { proofSec: 100 } });
 
 function request(offerId: number, over: Partial<LifecycleRequest> = {}): LifecycleRequest {
   return fastRequest(offerId, {
-    benchmarkProofs: PROOFS,
     minRate: SCALED_MIN_RATE,
     // The slow host must be judged on its full batch, after the outage began.
     earlyStopAfterProofs: 0,
@@ -89,10 +87,13 @@ describe('a Postgres outage longer than the store retry budget', () => {
           ).rowCount === 1 || undefined,
         { timeoutMs: 20_000 },
       );
-      await start(ids.healthy, request(healthy.id));
-      await start(ids.slow, request(slow.id));
-      await start(ids.cancelled, request(cancelled.id));
-      for (const id of [ids.healthy, ids.slow, ids.cancelled]) await waitForBenchmarkRunning(env.client, id, 120_000);
+      // The slow host reaches its batch ~20 s after the others (slower warmups): their batches are longer.
+      await start(ids.healthy, request(healthy.id, { benchmarkProofs: 24 }));
+      await start(ids.slow, request(slow.id, { benchmarkProofs: 6 }));
+      await start(ids.cancelled, request(cancelled.id, { benchmarkProofs: 24 }));
+      await Promise.all(
+        [ids.healthy, ids.slow, ids.cancelled].map((id) => waitForBenchmarkRunning(env.client, id, 120_000)),
+      );
 
       await pgPrivate.stop();
       const stoppedAt = Date.now();
@@ -157,9 +158,10 @@ describe('a Postgres outage longer than the store retry budget', () => {
         outcome: string;
         failure_type: string | null;
         destroyed: boolean;
-      }>('SELECT workflow_id, outcome, failure_type, destroyed FROM instances WHERE workflow_id = ANY($1)', [
-        Object.values(ids),
-      ]);
+      }>(
+        'SELECT workflow_id, outcome, failure_type, destroyed_at IS NOT NULL AS destroyed FROM instances WHERE workflow_id = ANY($1)',
+        [Object.values(ids)],
+      );
       const byId = Object.fromEntries(rows.rows.map((r) => [r.workflow_id, r]));
       expect(byId[ids.healthy]).toMatchObject({ outcome: 'promoted', failure_type: null });
       expect(byId[ids.promoted]).toMatchObject({ outcome: 'promoted', failure_type: null });
