@@ -1,0 +1,155 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DevServer, freePort, startDevServer } from '../../infra/temporal/dev-server.js';
+import { waitForVerdict } from '../../workers/cli/verdict.js';
+import { instanceLifecycle } from '../../workflows/index.js';
+import type { SimOffer } from '../../infra/sim/scenario.js';
+import { cancelAndWait } from '../helpers/cancel-and-wait.js';
+import { expectCleanedUp } from '../helpers/expect-kill.js';
+import { benchProofs, expectOneRentEachAndNoneUnowned, waitForBenchmarkRunning } from '../helpers/fault-probes.js';
+import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
+import { hostProcesses } from '../helpers/host-processes.js';
+import { simOffer } from '../helpers/offers.js';
+import { pollUntil } from '../helpers/poll.js';
+
+/**
+ * The Temporal server (persisted, same port) down for 60 s and for 3 minutes, far past the host steps'
+ * 5 s heartbeat timeout, while hosts are mid-batch, while a batch completes, and while a promoted host is
+ * watched. The hosts keep working and keep their results; every healthy host must end promoted, rented
+ * once, proving its batch once. SIM_TIME_SCALE=0.01: a 400 s proof takes 4 s.
+ */
+const SCALED_MIN_RATE = 10 / 0.01;
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'fault-temporal-outage-'));
+const dbFile = path.join(dir, 'temporal.db');
+let port = 0;
+let server: DevServer | null = null;
+let env: FleetEnv | null = null;
+const sets = [60_000, 180_000].map(() => ({
+  longBatch: simOffer({ host: { proofSec: 400 } }),
+  shortBatch: simOffer({ host: { proofSec: 400 } }),
+  watched: simOffer({ host: { proofSec: 100 } }),
+}));
+
+beforeAll(async () => {
+  port = await freePort();
+  server = await startDevServer({ dbFile, port, headless: true });
+  env = await startFleetEnv(
+    sets.flatMap((s) => [s.longBatch, s.shortBatch, s.watched]),
+    { temporalAddress: server.address },
+  );
+});
+
+afterAll(async () => {
+  await env?.close();
+  await server?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function outage(ms: number): Promise<number> {
+  if (!server) throw new Error('no server');
+  await server.stop();
+  server = null;
+  await new Promise((r) => setTimeout(r, ms));
+  server = await startDevServer({ dbFile, port, headless: true });
+  return Date.now();
+}
+
+async function resumeEvents(fleet: FleetEnv, workflowId: string): Promise<string[]> {
+  const r = await fleet.pool.query<{ message: string }>(
+    `SELECT message FROM lifecycle_events WHERE workflow_id = $1 AND message LIKE '%timed out at the server%'`,
+    [workflowId],
+  );
+  return r.rows.map((x) => x.message);
+}
+
+async function survives(outageMs: number, s: { longBatch: SimOffer; shortBatch: SimOffer; watched: SimOffer }) {
+  const fleet = env;
+  if (!fleet) throw new Error('no fleet');
+  const tag = Math.round(outageMs / 1000);
+  const ids = {
+    long: `t-tout${tag}-long-${s.longBatch.id}`,
+    short: `t-tout${tag}-short-${s.shortBatch.id}`,
+    watched: `t-tout${tag}-watched-${s.watched.id}`,
+  };
+  const start = (id: string, offerId: number, proofs: number, watchSec?: number) =>
+    fleet.client.workflow.start(instanceLifecycle, {
+      taskQueue: fleet.taskQueue,
+      workflowId: id,
+      args: [
+        fastRequest(offerId, {
+          benchmarkProofs: proofs,
+          minRate: SCALED_MIN_RATE,
+          earlyStopAfterProofs: 0,
+          ...(watchSec ? { watch: { intervalSec: watchSec } } : {}),
+          // Far past the outage: only the host's own health may decide. Heartbeat timeout stays 5 s.
+          timeouts: { benchmarkSec: 900, proofDeadlineSec: 60 },
+        }),
+      ],
+      workflowExecutionTimeout: '20 minutes',
+    });
+  await start(ids.watched, s.watched.id, 4, 2);
+  expect(await waitForVerdict(fleet.client, ids.watched, 120_000)).toBe('promoted');
+  // The long batch (40 proofs, 2 at a time: 80 s) outlives a 60 s outage; the short one (8: 16 s) ends inside it.
+  await start(ids.long, s.longBatch.id, 40);
+  await start(ids.short, s.shortBatch.id, 8);
+  await Promise.all([
+    waitForBenchmarkRunning(fleet.client, ids.long, 120_000, 1),
+    waitForBenchmarkRunning(fleet.client, ids.short, 120_000, 1),
+  ]);
+
+  const restartedAt = await outage(outageMs);
+
+  for (const id of [ids.long, ids.short]) {
+    expect(await waitForVerdict(fleet.client, id, 240_000), `${id} verdict`).toBe('promoted');
+  }
+  // The watched host goes on being watched: samples after the outage, still promoted.
+  await pollUntil(
+    `${ids.watched} sampled after the outage`,
+    async () => {
+      const desc = await fleet.client.workflow.getHandle(ids.watched).describe();
+      if (desc.status.name !== 'RUNNING') throw new Error(`${ids.watched} ended ${desc.status.name}`);
+      const { events } = await fleet.client.workflow.getHandle(ids.watched).fetchHistory();
+      const sampled = (events ?? []).some(
+        (e) => e.activityTaskCompletedEventAttributes && Number(e.eventTime?.seconds ?? 0) * 1000 > restartedAt - 1000,
+      );
+      return sampled || undefined;
+    },
+    { timeoutMs: 60_000 },
+  );
+  for (const id of Object.values(ids)) {
+    const desc = await fleet.client.workflow.getHandle(id).describe();
+    expect(desc.status.name, id).toBe('RUNNING');
+    expect(desc.searchAttributes.Outcome, id).toEqual(['promoted']);
+    expect(desc.searchAttributes.FailureType ?? [], id).toEqual([]);
+  }
+  // Each batch was proven once: the resumed step re-attached to it or collected its report.
+  for (const [id, offer, proofs] of [
+    [ids.long, s.longBatch, 40],
+    [ids.short, s.shortBatch, 8],
+  ] as const) {
+    const inst = fleet.sim.ledger().find((r) => r.offerId === offer.id);
+    const workDir = inst && hostProcesses(inst.id)[0]?.workDir;
+    if (!workDir) throw new Error(`no host for ${id}`);
+    expect(benchProofs(workDir, id), `${id} bench proofs`).toEqual({ accepted: proofs, completed: proofs });
+  }
+  // The outage outlasted every heartbeat timeout: the steps in flight were collected, not declared lost.
+  const resumed = await Promise.all([ids.long, ids.short].map((id) => resumeEvents(fleet, id)));
+  expect(resumed.flat().length, 'steps collected after timing out at the server').toBeGreaterThan(0);
+
+  await expectOneRentEachAndNoneUnowned(fleet.client, fleet.sim, Object.values(ids));
+  for (const id of Object.values(ids)) await cancelAndWait(fleet.client, id);
+  for (const o of [s.longBatch, s.shortBatch, s.watched]) expectCleanedUp(fleet, o.id);
+}
+
+// An external TEMPORAL_ADDRESS is not ours to stop.
+describe.skipIf(Boolean(process.env.TEMPORAL_ADDRESS))('a Temporal server outage of minutes', () => {
+  it('60 s: every healthy host ends promoted, one rent each, nothing left running', { timeout: 420_000 }, () =>
+    survives(60_000, sets[0]!),
+  );
+  it('3 minutes: every healthy host ends promoted, one rent each, nothing left running', { timeout: 600_000 }, () =>
+    survives(180_000, sets[1]!),
+  );
+});
