@@ -9,6 +9,7 @@ import { expectOneRentEachAndNoneUnowned, waitForBenchmarkRunning } from '../hel
 import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
 import { simOffer } from '../helpers/offers.js';
 import { pollUntil } from '../helpers/poll.js';
+import { recordHistory } from '../helpers/record-history.js';
 import { type PrivatePostgres, startPrivatePostgres } from '../helpers/private-postgres.js';
 
 /**
@@ -205,6 +206,8 @@ describe('a Postgres outage longer than the store retry budget', () => {
       await expectOneRentEachAndNoneUnowned(env.client, env.sim, Object.values(ids));
       for (const id of [ids.healthy, ids.promoted]) await cancelAndWait(env.client, id);
       for (const o of [healthy, slow, cancelled, promoted]) expectCleanedUp(env, o.id);
+      await recordHistory(env.client, ids.cancelled, `killed-CancelledByOperator-store-outage-${cancelled.id}`);
+      await recordHistory(env.client, ids.slow, `killed-BenchRateBelowMin-store-outage-${slow.id}`);
     },
   );
 });

@@ -13,6 +13,7 @@ import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.
 import { hostProcesses } from '../helpers/host-processes.js';
 import { simOffer } from '../helpers/offers.js';
 import { pollUntil } from '../helpers/poll.js';
+import { recordHistory } from '../helpers/record-history.js';
 
 /**
  * The Temporal server (persisted, same port) down for 60 s and for 3 minutes, far past the host steps'
@@ -142,6 +143,7 @@ async function survives(outageMs: number, s: { longBatch: SimOffer; shortBatch: 
   await expectOneRentEachAndNoneUnowned(fleet.client, fleet.sim, Object.values(ids));
   for (const id of Object.values(ids)) await cancelAndWait(fleet.client, id);
   for (const o of [s.longBatch, s.shortBatch, s.watched]) expectCleanedUp(fleet, o.id);
+  await recordHistory(fleet.client, ids.long, `killed-CancelledByOperator-temporal-outage-${tag}s-${s.longBatch.id}`);
 }
 
 // An external TEMPORAL_ADDRESS is not ours to stop.
