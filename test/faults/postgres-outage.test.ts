@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { renderStatus } from '../../workers/cli/commands/lifecycle.js';
+import { statusView } from '../../workers/cli/status.js';
 import { waitForVerdict } from '../../workers/cli/verdict.js';
 import { lifecycleStatusQuery } from '../../workflows/definitions.js';
 import { instanceLifecycle } from '../../workflows/index.js';
@@ -123,6 +125,8 @@ describe('a Postgres outage longer than the store retry budget', () => {
         );
         expect(waiting.failureType).toBeNull();
         expect(waiting.waitingOn?.lastError).toMatch(/ECONNREFUSED|connect/);
+        // What an operator reads: the CLI's status names the wait and that it is our database.
+        expect(renderStatus(await statusView(env.client, id))).toMatch(/waiting +on our database since .*ECONNREFUSED/);
         const desc = await env.client.workflow.getHandle(id).describe();
         expect(desc.status.name).toBe('RUNNING');
       }

@@ -51,6 +51,8 @@ export interface StatusView {
   rentalStartedAt: string;
   rentalAgeSec: number;
   failureType: string | null;
+  /** A write the lifecycle waits on while our Postgres is down (the host is not at fault). */
+  waitingOn: { write: string; since: string; attempts: number; lastError: string } | null;
   pendingActivity: { type: string; attempt: number } | null;
   /** The SIM_TIME_SCALE rates were converted with (1 = real time). */
   timeScale: number;
@@ -113,6 +115,14 @@ export async function statusView(client: Client, workflowId: string, now = Date.
     rentalStartedAt: start.toISOString(),
     rentalAgeSec: Math.round((now - start.getTime()) / 1000),
     failureType: live.failureType,
+    waitingOn: live.waitingOn
+      ? {
+          write: live.waitingOn.write,
+          since: live.waitingOn.since,
+          attempts: live.waitingOn.attempts,
+          lastError: live.waitingOn.lastError,
+        }
+      : null,
     pendingActivity: live.activity ? { type: live.activity.type, attempt: live.activity.attempt } : null,
     timeScale: scale,
   };

@@ -38,6 +38,13 @@ export function renderStatus(v: StatusView): string {
     ],
   ];
   if (v.failureType) lines.push(['failure', v.failureType]);
+  if (v.waitingOn) {
+    const w = v.waitingOn;
+    lines.push([
+      'waiting',
+      `on our database since ${fmtTime(w.since)} (${w.write}, ${w.attempts} tries): ${w.lastError}`,
+    ]);
+  }
   if (v.pendingActivity) lines.push(['running', `${v.pendingActivity.type} (attempt ${v.pendingActivity.attempt})`]);
   if (v.timeScale !== 1)
     lines.push(['time scale', `simulated ${Math.round(1 / v.timeScale)}x; rates shown in real proofs/h`]);
