@@ -11,7 +11,7 @@ export const DEFAULT_TIMEOUTS: LifecycleTimeouts = {
   proofDeadlineSec: 20 * 60,
   benchmarkSec: 45 * 60,
   heartbeatSec: 60,
-  storeRetrySec: 30,
+  storeRetrySec: 10,
 };
 
 export const DEFAULT_CONCURRENCY: ConcurrencyRule = {
