@@ -631,7 +631,6 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
       try {
         await cleanupVast.destroyInstance(rented.instanceId);
         destroyed = true;
-        fleetMetrics.released(rented.offer.dphTotal);
       } catch (err) {
         destroyErr = err;
       }
@@ -658,6 +657,15 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
       destroyed,
     });
     if (rented && !rentedDestroyed) {
+      fleetMetrics.destroyFailed(failure.type);
+      lifecycleLog('kill', { ...logFields(), failureType: FailureType.DestroyFailed, killReason: failure.type });
+      // Awaited (the workflow ends next) but bounded by its own short timeout.
+      await notify({
+        kind: 'destroy_failed',
+        ...notifyFields(),
+        failureType: failure.type,
+        reason: `destroy failed after retries; destroy instance ${rented.instanceId} by hand`,
+      });
       throw ApplicationFailure.create({
         type: FailureType.DestroyFailed,
         message: `instance ${rented.instanceId} could not be destroyed and may still be billing; destroy it by hand`,
@@ -667,7 +675,11 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
       });
     }
     fleetMetrics.outcome('killed', failure.type, rented?.offer.gpuName ?? 'unknown');
+    if (rentedAtMs !== null) fleetMetrics.timeToVerdictSeconds((Date.now() - rentedAtMs) / 1000, 'killed');
+    lifecycleLog('kill', { ...logFields(), failureType: failure.type, destroyed });
     await enter('killed', undefined, { failureType: failure.type, destroyed });
+    // After the destroy and its record; awaited because the workflow ends next, bounded by its timeout.
+    await notify({ kind: 'kill', ...notifyFields(), failureType: failure.type, reason: failure.message });
   }
 
   async function tryCollect() {
