@@ -74,6 +74,16 @@ describe('simulated Vast.ai API answers as the reference says', () => {
     expect((err as VastHttpError).errorCode).toBe('invalid_args');
   });
 
+  it('lists an offer added during a run (the market bench), once; a malformed one is 400', async () => {
+    const c = simOffer({ gpu_name: 'RTX 3090', num_gpus: 1, dph_total: 0.2 });
+    expect((await vast.searchOffers({ gpu_name: { eq: 'RTX 3090' } })).map((o) => o.id)).toEqual([]);
+    const add = (body: unknown) => raw('/_sim/offers', { method: 'POST', body: JSON.stringify(body) });
+    expect((await add(c)).status).toBe(200);
+    expect((await vast.searchOffers({ gpu_name: { eq: 'RTX 3090' } })).map((o) => o.id)).toEqual([c.id]);
+    expect((await add(c)).status).toBe(409);
+    expect((await add({ id: 'x' })).status).toBe(400);
+  });
+
   it('validates create bodies (disk >= 8 GB)', async () => {
     const res = await raw(`/api/v0/asks/${a.id}/`, { method: 'PUT', body: JSON.stringify({ image: 'i', disk: 2 }) });
     expect(res.status).toBe(400);

@@ -2,7 +2,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { mkdtempSync } from 'node:fs';
-import { type SimOffer, scaledMs, timeScale } from '../scenario.js';
+import { type SimOffer, SimOfferSchema, scaledMs, timeScale } from '../scenario.js';
 import { type BootedHost, bootHost, type HostBooter } from './host-boot.js';
 import { DEFAULT_ALLOCATED_STORAGE_GB, offerPriceFields, simBilledDph, simDphBase } from './pricing.js';
 import { matchesQuery, QueryError, sortOffers } from './query.js';
@@ -524,6 +524,15 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
       const { sec } = (await readBody(req)) as { sec: number };
       outageUntil = Date.now() + sec * 1000;
       return json(res, 200, { ok: true, until: new Date(outageUntil).toISOString() });
+    }
+    if (method === 'POST' && p === '/_sim/offers') {
+      // A host listing a new offer during a run (the market bench's day); an id already listed is refused.
+      const parsed = SimOfferSchema.safeParse(await readBody(req));
+      if (!parsed.success) return json(res, 400, { ok: false, error: parsed.error.message });
+      if (offers.has(parsed.data.id))
+        return json(res, 409, { ok: false, error: `offer ${parsed.data.id} is already listed` });
+      offers.set(parsed.data.id, parsed.data);
+      return json(res, 200, { ok: true });
     }
     if (method === 'POST' && (m = /^\/_sim\/offers\/(\d+)\/take$/.exec(p))) {
       taken.add(Number(m[1]));
