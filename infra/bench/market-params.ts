@@ -175,7 +175,7 @@ export const MARKET_PARAMS = {
     minRate: { value: 29, source: 'seeds: 29.0 proofs/h was the keep/kill bar in use' },
     maxInstances: { value: 12, source: 'bench choice' },
     maxConcurrentBenchmarks: { value: 4, source: 'bench choice' },
-    explorationSlots: { value: 1, source: 'product default in the demo' },
+    explorationSlots: { value: 1, source: 'bench choice: one never-benchmarked GPU model per scaler run' },
     diskGb: { value: 200, source: 'workflows/policy/defaults.ts DEFAULT_DISK_GB' },
     /** Before a host proves: boot (loading), paramfetch, daemon start. */
     bootSec: { value: 30 + 240 + 45, source: 'sim defaults: loading 30 s, paramfetch 240 s (cuzk.md ~4 min), startup 45 s' },
