@@ -150,7 +150,7 @@ export const MARKET_PARAMS = {
       value: 0.03,
       knob: 'host.proofSec x 2.5 (the host has slower hardware than it lists)',
       source:
-        'issue 28 names it; rate: assumption. The simulator cannot yet report a GPU name other than the offer\'s, so only the slower rate is simulated, not the name mismatch',
+        "issue 28 names it; rate: assumption. The simulator cannot yet report a GPU name other than the offer's, so only the slower rate is simulated, not the name mismatch",
     },
     preemption: {
       value: 0.03,
@@ -178,7 +178,10 @@ export const MARKET_PARAMS = {
     explorationSlots: { value: 1, source: 'bench choice: one never-benchmarked GPU model per scaler run' },
     diskGb: { value: 200, source: 'workflows/policy/defaults.ts DEFAULT_DISK_GB' },
     /** Before a host proves: boot (loading), paramfetch, daemon start. */
-    bootSec: { value: 30 + 240 + 45, source: 'sim defaults: loading 30 s, paramfetch 240 s (cuzk.md ~4 min), startup 45 s' },
+    bootSec: {
+      value: 30 + 240 + 45,
+      source: 'sim defaults: loading 30 s, paramfetch 240 s (cuzk.md ~4 min), startup 45 s',
+    },
   },
 } as const;
 

@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { CatalogueSchema } from '../sim/scenario.js';
 import { log } from './common.js';
+import { marketBench, type MarketResult, marketTable } from './market-bench.js';
 import { moneyBench } from './money.js';
 import { scaleBench } from './scale.js';
 
@@ -13,18 +14,22 @@ import { scaleBench } from './scale.js';
  * `npm run bench`: measures the fleet through the real dev server, Postgres and the simulators.
  *  1. money (money.ts): the seeded demo fleet under the seeds' original policy and under early stop;
  *  2. scale (scale.ts): N concurrent lifecycles on the host farm: throughput, decision latency,
- *     history size, CPU and RSS of the control worker, the farm and the Temporal server.
+ *     history size, CPU and RSS of the control worker, the farm and the Temporal server;
+ *  3. market (market-bench.ts): a seeded market day under the seeds' old policy, ours and the oracle.
  * Results: bench-results/<smoke|full>-<date>.json and tables on stdout.
  */
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const USAGE = `usage: npm run bench -- [--smoke] [--only money|scale] [--n 10,100,500,1000]
+const USAGE = `usage: npm run bench -- [--smoke] [--only money|scale|market] [--n 10,100,500,1000]
   [--time-scale 0.7] [--money-time-scale 0.05] [--ramp-per-sec 1.5] [--hosts-per-farm 250]
-  --smoke             small and quick (CI): 3 hosts for money, n=4 for scale
+  [--market-hours 24] [--market-time-scale 0.04]
+  --smoke             small and quick (CI): 3 hosts for money, n=4 for scale, 1 simulated hour of market
   --only              run one part
   --n                 fleet sizes for the scale part (default 10,100,500,1000)
   --time-scale        SIM_TIME_SCALE of the scale part (default 0.7: a 100 s proof takes 70 s)
   --money-time-scale  SIM_TIME_SCALE of the money part (default 0.05)
   --ramp-per-sec      lifecycle starts per second in the scale part (default 1.5)
+  --market-hours      simulated hours of the market day (default 24)
+  --market-time-scale SIM_TIME_SCALE of the market part (default 0.04: 24 h in about 58 min per policy)
   --hosts-per-farm    simulated machines per host-farm process (default 250; 100 was measured at
                       N=1000 and did no better: README, Benchmarks)
 Set DATABASE_URL to use a Postgres server instead of the embedded one.`;
@@ -39,6 +44,8 @@ function options() {
       'money-time-scale': { type: 'string', default: '0.05' },
       'ramp-per-sec': { type: 'string', default: '1.5' },
       'hosts-per-farm': { type: 'string', default: '250' },
+      'market-hours': { type: 'string', default: '24' },
+      'market-time-scale': { type: 'string', default: '0.04' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -50,8 +57,8 @@ function options() {
     console.log(USAGE);
     process.exit(0);
   }
-  if (values.only !== undefined && !['money', 'scale'].includes(values.only))
-    fail(`--only: money or scale, got ${values.only}`);
+  if (values.only !== undefined && !['money', 'scale', 'market'].includes(values.only))
+    fail(`--only: money, scale or market, got ${values.only}`);
   const ns = values.n.split(',').map(Number);
   if (ns.some((n) => !Number.isInteger(n) || n < 1 || n > 5000)) fail(`--n: integers 1..5000, got ${values.n}`);
   const timeScale = Number(values['time-scale']);
@@ -64,10 +71,18 @@ function options() {
   const hostsPerFarm = Number(values['hosts-per-farm']);
   if (!(Number.isInteger(hostsPerFarm) && hostsPerFarm >= 1))
     fail(`--hosts-per-farm: a positive integer, got ${values['hosts-per-farm']}`);
+  const marketHours = Number(values['market-hours']);
+  if (!(marketHours > 0 && marketHours <= 24)) fail(`--market-hours: in (0, 24], got ${values['market-hours']}`);
+  const marketTimeScale = Number(values['market-time-scale']);
+  if (!(marketTimeScale > 0 && marketTimeScale <= 1))
+    fail(`--market-time-scale: in (0, 1], got ${values['market-time-scale']}`);
   return {
     smoke: values.smoke,
-    money: values.only !== 'scale',
-    scale: values.only !== 'money',
+    money: values.only === undefined || values.only === 'money',
+    scale: values.only === undefined || values.only === 'scale',
+    market: values.only === undefined || values.only === 'market',
+    marketHours: values.smoke ? 1 : marketHours,
+    marketTimeScale: values.smoke ? 0.01 : marketTimeScale,
     ns: values.smoke ? [4] : ns,
     timeScale: values.smoke ? 0.05 : timeScale,
     moneyTimeScale: values.smoke ? 0.02 : moneyTimeScale,
@@ -109,6 +124,8 @@ async function main() {
     }
     rmSync(partial, { force: true });
   }
+  let market: MarketResult | null = null;
+  if (opt.market) market = await marketBench({ hours: opt.marketHours, timeScale: opt.marketTimeScale });
   const result = {
     date: new Date().toISOString(),
     machine: {
@@ -121,10 +138,20 @@ async function main() {
     smoke: opt.smoke,
     money,
     scale,
+    market,
   };
   mkdirSync(path.join(ROOT, 'bench-results'), { recursive: true });
   // A scale-only run names its sizes, so runs of different sizes on one day do not overwrite each other.
-  const part = opt.money && opt.scale ? '' : opt.money ? '-money' : `-scale-n${opt.ns.join('-')}`;
+  const part =
+    opt.money && opt.scale && opt.market
+      ? ''
+      : opt.money && !opt.scale && !opt.market
+        ? '-money'
+        : opt.scale && !opt.money && !opt.market
+          ? `-scale-n${opt.ns.join('-')}`
+          : opt.market && !opt.money && !opt.scale
+            ? `-market-${opt.marketHours}h`
+            : '';
   const base = path.join(ROOT, 'bench-results', `${opt.smoke ? 'smoke' : 'full'}-${result.date.slice(0, 10)}${part}`);
   const file = opt.smoke ? `${base}.json` : unusedName(base);
   writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
@@ -159,10 +186,22 @@ async function main() {
       for (const g of r.wrongVerdicts)
         console.log(`n=${r.n}: ${g.count} ${g.host} host(s) ${g.verdict} in ${g.stage ?? '?'}: ${g.reason ?? ''}`);
   }
+  if (market) {
+    console.log(
+      `\nMarket (${market.hours} simulated h at time scale ${market.timeScale}, ${market.offers} offers, seed ${market.seed}; GPU-$ billed, storage included):`,
+    );
+    console.table(marketTable(market));
+    console.log('$ per proof above the oracle, by cause:');
+    console.table(market.distanceToOracle);
+  }
   console.log(`\nwritten to ${path.relative(ROOT, file)}`);
   const bad =
     (money !== null && (money.wronglyKilledHealthy.length > 0 || money.undecided > 0 || money.leftRunning > 0)) ||
-    scale.some((r) => r.decided < r.n || r.instancesLeftRunning > 0 || r.rentedTwice > 0 || r.wrongVerdicts.length > 0);
+    scale.some(
+      (r) => r.decided < r.n || r.instancesLeftRunning > 0 || r.rentedTwice > 0 || r.wrongVerdicts.length > 0,
+    ) ||
+    // The market measures policies; only a leak of ours fails the run (the goals are reported, not enforced).
+    (market !== null && market.policies.ours.leftRunning > 0);
   if (bad) process.exitCode = 1;
 }
 

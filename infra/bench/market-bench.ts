@@ -1,0 +1,83 @@
+import { log, round } from './common.js';
+import { runMarketDay } from './market-day.js';
+import { MARKET_PARAMS } from './market-params.js';
+import { distance, oracleScore, type PolicyScore, scoreRun } from './market-score.js';
+import { generateMarket } from './market.js';
+import { oracle } from './oracle.js';
+
+/**
+ * Market: one seeded market day (market-params.ts), the seeds' old policy and ours each run through it
+ * on the real stack, one after the other (each its own fresh stack, so neither sees the other's fleet),
+ * and the oracle computed on the same market. `hours` may be shorter than the market's day.
+ */
+export async function marketBench(o: { hours: number; timeScale: number; seed?: number }) {
+  const seed = o.seed ?? MARKET_PARAMS.seed;
+  const market = generateMarket(MARKET_PARAMS, seed);
+  const F = MARKET_PARAMS.fleet;
+  const bootH = F.bootSec.value / 3600;
+  const scoreOpts = {
+    timeScale: o.timeScale,
+    hours: o.hours,
+    targetRate: F.targetRate.value,
+    minRate: F.minRate.value,
+    bootH,
+  };
+  const runs: Record<string, PolicyScore> = {};
+  for (const policy of ['old', 'ours'] as const) {
+    log(`market: ${policy} policy, ${o.hours} simulated h at time scale ${o.timeScale}`);
+    const t = Date.now();
+    const day = await runMarketDay(policy, market, o);
+    runs[policy] = scoreRun(day, market, scoreOpts);
+    log(`market: ${policy} done in ${Math.round((Date.now() - t) / 1000)} s`);
+  }
+  const orc = oracleScore(
+    oracle(market, {
+      targetRate: F.targetRate.value,
+      maxDph: F.maxDph.value,
+      maxInstances: F.maxInstances.value,
+      minRate: F.minRate.value,
+      bootH,
+      horizonH: o.hours,
+    }),
+  );
+  const policies = { old: runs.old!, ours: runs.ours!, oracle: orc };
+  const rounded = (d: ReturnType<typeof distance>) =>
+    d && Object.fromEntries(Object.entries(d).map(([k, v]) => [k, round(v, 5)]));
+  return {
+    seed,
+    offers: market.length,
+    hours: o.hours,
+    timeScale: o.timeScale,
+    target: { rate: F.targetRate.value, maxDph: F.maxDph.value, minRate: F.minRate.value },
+    policies,
+    /** $ per delivered proof above the oracle's, by cause. */
+    distanceToOracle: { ours: rounded(distance(policies.ours, orc)), old: rounded(distance(policies.old, orc)) },
+    vsGoal: {
+      oursOverOracle: ratio(policies.ours.dollarsPerProof, orc.dollarsPerProof),
+      oursOverOld: ratio(policies.ours.dollarsPerProof, policies.old.dollarsPerProof),
+      timeToTargetOursOverOracle: ratio(policies.ours.timeToTargetH, orc.timeToTargetH),
+    },
+  };
+}
+
+const ratio = (a: number | null, b: number | null) => (a !== null && b !== null && b > 0 ? round(a / b, 3) : null);
+
+export type MarketResult = Awaited<ReturnType<typeof marketBench>>;
+
+/** The side-by-side table printed and put in docs/benchmarks.md. */
+export function marketTable(r: MarketResult) {
+  const h = (x: number | null) => (x === null ? 'not reached' : `${round(x, 2)} h`);
+  return Object.entries(r.policies).map(([name, p]) => ({
+    policy: name,
+    '$/proof': p.dollarsPerProof === null ? 'no proofs' : round(p.dollarsPerProof, 5),
+    'time to target': h(p.timeToTargetH),
+    proofs: Math.round(p.proofs),
+    'GPU-$': round(p.dollars, 2),
+    'GPU-$ killed': round(p.gpuDollarsOnKilled, 2),
+    'healthy killed': p.healthyKilled,
+    'slow promoted': p.slowPromoted,
+    'left running': p.leftRunning,
+    'rented twice': p.rentedTwice,
+    rentals: p.rentals,
+  }));
+}
