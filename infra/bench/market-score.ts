@@ -83,7 +83,12 @@ export function scoreRun(run: DayRun, market: MarketOffer[], o: ScoreOptions): P
       const promH = Math.min(endH, simH(r.promotedAt));
       spend.beforeProduction += paid(runH, promH);
       spend.production += paid(promH, endH);
-      for (let t = promH; t < endH; t += STEP_H) proofs += rateAt(m, t - runH, o.bootH) * Math.min(STEP_H, endH - t);
+      // Each step's rate taken at its middle, so a change of rate on a step's edge is counted exactly.
+      for (let i = 0; promH + i * STEP_H < endH; i++) {
+        const a = promH + i * STEP_H;
+        const b = Math.min(endH, a + STEP_H);
+        proofs += rateAt(m, (a + b) / 2 - runH, o.bootH) * (b - a);
+      }
       producing.push({ m, runH, fromH: promH, toH: endH });
       if (m.trueRate < o.minRate) slowPromoted++;
     } else if (r.outcome === 'killed') {
@@ -97,7 +102,8 @@ export function scoreRun(run: DayRun, market: MarketOffer[], o: ScoreOptions): P
     }
   }
   let timeToTargetH: number | null = null;
-  for (let t = 0; t < o.hours && timeToTargetH === null; t += STEP_H) {
+  for (let i = 0; i * STEP_H < o.hours && timeToTargetH === null; i++) {
+    const t = i * STEP_H;
     const rate = producing
       .filter((p) => p.fromH <= t && t < p.toH)
       .reduce((a, p) => a + rateAt(p.m, t - p.runH, o.bootH), 0);
