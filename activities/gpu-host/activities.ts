@@ -223,9 +223,6 @@ export function createGpuHostActivities(deps: GpuHostDeps) {
       return { ...(await diagnostics(supervisor)), paramfetchTail: await readTail(paramfetchLog, 4000) };
     },
 
-    async stopDaemon(): Promise<void> {
-      await supervisor.stop();
-    },
     async startProduction(input: { concurrency: number; stepId?: string }): Promise<{ started: boolean }> {
       return steps.run(input.stepId, () => startProduction(input));
     },

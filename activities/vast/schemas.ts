@@ -83,7 +83,5 @@ export const ErrorBodySchema = z.looseObject({
   new_contract: z.number().int().positive().optional(),
 });
 
-/** Filter operators of the Vast offer query format (`{"field": {"op": value}}`). */
-export const QueryOpSchema = z.enum(['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in', 'notin']);
-export type QueryOp = z.infer<typeof QueryOpSchema>;
+/** An offer search in Vast's query format (`{"field": {"op": value}}`). */
 export type OfferQuery = Record<string, unknown>;

@@ -94,7 +94,6 @@ const healthyHost = (): Required<HostStubs> => {
     // 12 proofs in 10 minutes: 72 proofs/h, well above the default minimum of 29.
     runBenchmark: async () => report(12, 600_000),
     collectDiagnostics: async () => ({ daemonLogTail: 'daemon log tail', paramfetchTail: '' }),
-    stopDaemon: async () => undefined,
     startProduction: async () => ({ started: true }),
     // The real daemon's counters grow with real time; here 60 proofs per compressed "hour" of samples.
     sampleDaemon: async () => ({ completed: (completed += 5), failed: 0, uptimeSec: 60, at: Date.now() }),

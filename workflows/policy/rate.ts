@@ -1,4 +1,7 @@
-export type RateVerdict = { keep: true; rate: number } | { keep: false; rate: number; shortfall: number };
+export interface RateVerdict {
+  keep: boolean;
+  rate: number;
+}
 
 /** Proofs per hour over the batch's wall time. */
 export function proofsPerHour(completed: number, elapsedMs: number): number {
@@ -7,7 +10,7 @@ export function proofsPerHour(completed: number, elapsedMs: number): number {
 }
 
 export function judgeRate(rate: number, minRate: number): RateVerdict {
-  return rate >= minRate ? { keep: true, rate } : { keep: false, rate, shortfall: minRate - rate };
+  return { keep: rate >= minRate, rate };
 }
 
 /** Time the whole batch should need at exactly minRate; reported with a benchmark timeout. */
