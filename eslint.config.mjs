@@ -1,6 +1,23 @@
 // @ts-check
 import tseslint from 'typescript-eslint';
 
+// The development harness (simulators, host farm, bench, demo, sim stack, embedded Postgres, test
+// pollers, tests) may import the product; the product never imports it. infra/sql is product.
+const harness = {
+  group: [
+    '**/infra/sim',
+    '**/infra/sim/**',
+    '**/infra/bench',
+    '**/infra/bench/**',
+    '**/infra/dev',
+    '**/infra/dev/**',
+    '**/infra/db',
+    '**/infra/db/**',
+    '**/test/**',
+  ],
+  message: 'the product (workflows/, activities/, workers/) must not import the development harness',
+};
+
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', 'test-artifacts/**'] },
   ...tseslint.configs.recommended,
@@ -42,10 +59,16 @@ export default tseslint.config(
               allowTypeImports: true,
               message: 'import activities as types only',
             },
+            harness,
           ],
         },
       ],
     },
+  },
+  {
+    // workflows/ has its own list above, which includes the harness (a later entry would replace it).
+    files: ['activities/**/*.ts', 'workers/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [harness] }] },
   },
   { files: ['**/*.mjs'], ...tseslint.configs.disableTypeChecked },
 );

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import type pg from 'pg';
-import type { SimStack } from '../../workers/sim-stack.js';
+import type { SimStack } from '../dev/sim-stack.js';
 
 export const log = (m: string) => console.error(`[bench] ${m}`);
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

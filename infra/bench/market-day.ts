@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { listBadMachineIds } from '../../activities/store/queries.js';
-import { compressedLifecycle, type SimStack, startSimStack } from '../../workers/sim-stack.js';
+import { compressedLifecycle, type SimStack, startSimStack } from '../dev/sim-stack.js';
 import { ensureReconcilerSchedule, ensureScalerSchedule } from '../../workers/schedules.js';
 import { type FleetScalerInput, type OfferFilter, offerQuery } from '../../workflows/fleet-scaler.js';
 import { instanceLifecycle } from '../../workflows/index.js';

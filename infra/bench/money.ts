@@ -1,4 +1,4 @@
-import { compressedLifecycle, startSimStack } from '../../workers/sim-stack.js';
+import { compressedLifecycle, startSimStack } from '../dev/sim-stack.js';
 import { instanceLifecycle } from '../../workflows/index.js';
 import { farmBooter, spawnHostFarm } from '../sim/farm/client.js';
 import { type SimOffer, SimOfferSchema } from '../sim/scenario.js';

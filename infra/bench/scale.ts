@@ -1,7 +1,7 @@
 import type { temporal as proto } from '@temporalio/proto';
 import type pg from 'pg';
 import protoPkg from '@temporalio/proto';
-import { compressedLifecycle, startSimStack } from '../../workers/sim-stack.js';
+import { compressedLifecycle, startSimStack } from '../dev/sim-stack.js';
 import { DEFAULT_TIMEOUTS } from '../../workflows/policy/defaults.js';
 import { instanceLifecycle } from '../../workflows/index.js';
 import { farmBooter, spawnHostFarms } from '../sim/farm/client.js';

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { waitForVerdict } from '../../workers/cli/verdict.js';
+import { waitForVerdict } from '../../infra/dev/verdict.js';
 import { ensureScalerSchedule } from '../../workers/schedules.js';
 import { instanceLifecycle } from '../../workflows/index.js';
 import { lifecycleWorkflowId } from '../../workflows/task-queues.js';

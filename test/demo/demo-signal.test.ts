@@ -43,7 +43,7 @@ function stillAlive(p: { pid: number; start: string }): boolean {
 
 /** Starts the demo in a process group of its own, as a shell runs a foreground job. */
 function startDemo() {
-  const demo = spawn(process.execPath, ['--import', 'tsx', 'workers/demo.ts'], {
+  const demo = spawn(process.execPath, ['--import', 'tsx', 'infra/dev/demo.ts'], {
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, SIM_TIME_SCALE: '0.01' },

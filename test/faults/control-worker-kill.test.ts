@@ -4,7 +4,7 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createPool } from '../../activities/store/pool.js';
 import { startVastSim, type VastSim } from '../../infra/sim/vast/server.js';
-import { waitForVerdict } from '../../workers/cli/verdict.js';
+import { waitForVerdict } from '../../infra/dev/verdict.js';
 import { instanceLifecycle } from '../../workflows/index.js';
 import { cancelAndWait } from '../helpers/cancel-and-wait.js';
 import { type ControlProcess, spawnControlWorker, waitForPoller } from '../helpers/control-process.js';

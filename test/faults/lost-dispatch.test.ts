@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import protoPkg from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitForVerdict } from '../../workers/cli/verdict.js';
+import { waitForVerdict } from '../../infra/dev/verdict.js';
 import { instanceLifecycle } from '../../workflows/index.js';
 import { cancelAndWait } from '../helpers/cancel-and-wait.js';
 import { expectCleanedUp, expectKilled } from '../helpers/expect-kill.js';

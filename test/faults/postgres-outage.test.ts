@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderStatus } from '../../workers/cli/commands/lifecycle.js';
 import { statusView } from '../../workers/cli/status.js';
-import { waitForVerdict } from '../../workers/cli/verdict.js';
+import { waitForVerdict } from '../../infra/dev/verdict.js';
 import { lifecycleStatusQuery } from '../../workflows/definitions.js';
 import { instanceLifecycle } from '../../workflows/index.js';
 import type { LifecycleRequest, LifecycleStatus } from '../../workflows/types.js';

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DevServer, freePort, startDevServer } from '../../infra/temporal/dev-server.js';
-import { waitForVerdict } from '../../workers/cli/verdict.js';
+import { waitForVerdict } from '../../infra/dev/verdict.js';
 import { instanceLifecycle } from '../../workflows/index.js';
 import type { SimOffer } from '../../infra/sim/scenario.js';
 import { cancelAndWait } from '../helpers/cancel-and-wait.js';

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitForVerdict } from '../../workers/cli/verdict.js';
+import { waitForVerdict } from '../../infra/dev/verdict.js';
 import { instanceLifecycle } from '../../workflows/index.js';
 import { expectKilled } from '../helpers/expect-kill.js';
 import type { FleetEnv } from '../helpers/fleet-env.js';

@@ -7,7 +7,7 @@ import { parse } from 'yaml';
 import { z } from 'zod';
 import { startFleetCollector, type FleetCollector } from '../../workers/fleet-collector.js';
 import { ensureScalerSchedule } from '../../workers/schedules.js';
-import { waitForVerdict } from '../../workers/cli/verdict.js';
+import { waitForVerdict } from '../../infra/dev/verdict.js';
 import { fleetScaler, type FleetScalerInput } from '../../workflows/fleet-scaler.js';
 import { instanceLifecycle } from '../../workflows/index.js';
 import { expectKilled } from '../helpers/expect-kill.js';

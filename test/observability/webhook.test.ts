@@ -4,7 +4,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createNotifyActivities, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../activities/notify/activities.js';
 import type { NotifyEvent } from '../../activities/notify/event.js';
-import { waitForVerdict } from '../../workers/cli/verdict.js';
+import { waitForVerdict } from '../../infra/dev/verdict.js';
 import { fleetScaler } from '../../workflows/fleet-scaler.js';
 import { instanceLifecycle, orphanReconciler } from '../../workflows/index.js';
 import { expectKilled } from '../helpers/expect-kill.js';

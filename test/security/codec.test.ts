@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { AesGcmCodec } from '../../workers/codec/aes-gcm-codec.js';
 import { codecFromEnv, ENCODING } from '../../workers/codec/aes-gcm-codec.js';
 import { startCodecServer } from '../../workers/codec/codec-server.js';
-import { waitForVerdict } from '../../workers/cli/verdict.js';
+import { waitForVerdict } from '../../infra/dev/verdict.js';
 import { instanceLifecycle, lifecycleStatusQuery } from '../../workflows/index.js';
 import { API_KEY, fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
 import { historyText } from '../helpers/history-text.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { simBilledDph } from '../../infra/sim/vast/pricing.js';
-import { waitForVerdict } from '../../workers/cli/verdict.js';
+import { waitForVerdict } from '../../infra/dev/verdict.js';
 import type { FleetScalerInput } from '../../workflows/fleet-scaler.js';
 import { fleetScaler, instanceLifecycle, offerReport } from '../../workflows/index.js';
 import { cancelAndWait } from '../helpers/cancel-and-wait.js';

@@ -6,7 +6,7 @@ import { fleetScaler } from '../../workflows/index.js';
 import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
 import { cancelAndWait } from '../helpers/cancel-and-wait.js';
 import { simOffer } from '../helpers/offers.js';
-import { waitForVerdict } from '../../workers/cli/verdict.js';
+import { waitForVerdict } from '../../infra/dev/verdict.js';
 
 const SCALE = 0.01;
 // Model names unique to this file: GPU-model history is shared across the test database.

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { liveStatus } from '../../workers/cli/status.js';
 import { instanceLifecycle } from '../../workflows/index.js';
 import { expectCleanedUp, expectKilled } from '../helpers/expect-kill.js';
-import { waitForVerdict } from '../../workers/cli/verdict.js';
+import { waitForVerdict } from '../../infra/dev/verdict.js';
 import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
 import { cancelAndWait } from '../helpers/cancel-and-wait.js';
 import { simOffer } from '../helpers/offers.js';

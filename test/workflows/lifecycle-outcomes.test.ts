@@ -7,7 +7,7 @@ import { API_KEY, fastRequest, type FleetEnv, METRICS_URL, startFleetEnv } from 
 import { expectKilled } from '../helpers/expect-kill.js';
 import { historyText } from '../helpers/history-text.js';
 import { simOffer } from '../helpers/offers.js';
-import { waitForVerdict } from '../../workers/cli/verdict.js';
+import { waitForVerdict } from '../../infra/dev/verdict.js';
 
 const SCALE = 0.01;
 // A healthy 2x RTX 4090 at 100 s/proof proves ~70/h; compressed 100x that reads ~7000/h.

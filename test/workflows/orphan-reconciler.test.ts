@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitForVerdict } from '../../workers/cli/verdict.js';
+import { waitForVerdict } from '../../infra/dev/verdict.js';
 import { instanceLifecycle, orphanReconciler } from '../../workflows/index.js';
 import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
 import { cancelAndWait } from '../helpers/cancel-and-wait.js';

@@ -4,7 +4,7 @@ import { instanceLifecycle } from '../../workflows/index.js';
 import { expectCleanedUp, expectKilled } from '../helpers/expect-kill.js';
 import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
 import { simOffer } from '../helpers/offers.js';
-import { waitForVerdict } from '../../workers/cli/verdict.js';
+import { waitForVerdict } from '../../infra/dev/verdict.js';
 
 const MIN_RATE = 29 / 0.01;
 // Healthy through its benchmark, then (15 s of compressed daemon uptime later) four times slower.

@@ -6,7 +6,7 @@ import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { waitForVerdict } from '../../workers/cli/verdict.js';
+import { waitForVerdict } from '../../infra/dev/verdict.js';
 import { fleetScaler, instanceLifecycle } from '../../workflows/index.js';
 import { hostTaskQueue, instanceLabel, lifecycleWorkflowId, rentalKey } from '../../workflows/task-queues.js';
 import type { LifecycleRequest } from '../../workflows/types.js';

@@ -7,7 +7,7 @@ import { expectCleanedUp, expectKilled } from '../helpers/expect-kill.js';
 import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
 import { cancelAndWait } from '../helpers/cancel-and-wait.js';
 import { simOffer } from '../helpers/offers.js';
-import { waitForVerdict } from '../../workers/cli/verdict.js';
+import { waitForVerdict } from '../../infra/dev/verdict.js';
 
 async function injectChaos(env: FleetEnv, chaos: Chaos): Promise<void> {
   await fetch(`${env.sim.url}/_sim/chaos`, { method: 'POST', body: JSON.stringify(chaos) });

@@ -4,20 +4,20 @@ import { fileURLToPath } from 'node:url';
 import { type Client, WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { CatalogueSchema } from '../infra/sim/scenario.js';
-import { freePort } from '../infra/temporal/dev-server.js';
-import type { FleetScalerInput, FleetScalerResult } from '../workflows/fleet-scaler.js';
-import type { fleetScaler } from '../workflows/index.js';
-import { lifecycleStatusQuery } from '../workflows/index.js';
-import { fmtDph, fmtGb, fmtRate, table } from './cli/format.js';
-import { exportHistory } from './cli/history.js';
-import { waitForVerdict } from './cli/verdict.js';
+import { CatalogueSchema } from '../sim/scenario.js';
+import { freePort } from '../temporal/dev-server.js';
+import type { FleetScalerInput, FleetScalerResult } from '../../workflows/fleet-scaler.js';
+import type { fleetScaler } from '../../workflows/index.js';
+import { lifecycleStatusQuery } from '../../workflows/index.js';
+import { fmtDph, fmtGb, fmtRate, table } from '../../workers/cli/format.js';
+import { exportHistory } from '../../workers/cli/history.js';
+import { waitForVerdict } from './verdict.js';
 import {
   ensureReconcilerSchedule,
   ensureScalerSchedule,
   RECONCILER_SCHEDULE_ID,
   SCALER_SCHEDULE_ID,
-} from './schedules.js';
+} from '../../workers/schedules.js';
 import { compressedLifecycle, type SimStack, startSimStack } from './sim-stack.js';
 
 /**
@@ -25,7 +25,7 @@ import { compressedLifecycle, type SimStack, startSimStack } from './sim-stack.j
  * embedded Postgres (unless DATABASE_URL is set), the Vast.ai simulator, the control worker, and one
  * lifecycle per simulated offer, with time compressed by SIM_TIME_SCALE (default 100x).
  */
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 process.env.SIM_TIME_SCALE ??= '0.01';
 const scale = Number(process.env.SIM_TIME_SCALE);
 const keepOpen = !process.argv.includes('--exit');

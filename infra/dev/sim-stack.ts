@@ -1,14 +1,14 @@
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import type pg from 'pg';
-import { createPool } from '../activities/store/pool.js';
-import { startEmbeddedPostgres } from '../infra/db/embedded-postgres.js';
-import type { SimOffer } from '../infra/sim/scenario.js';
-import type { HostBooter } from '../infra/sim/vast/host-boot.js';
-import { startVastSim, type VastSim } from '../infra/sim/vast/server.js';
-import { migrate } from '../infra/sql/migrate.js';
-import { type DevServer, type DevServerOptions, startDevServer } from '../infra/temporal/dev-server.js';
-import { createControlWorker } from './control-worker-factory.js';
+import { createPool } from '../../activities/store/pool.js';
+import { startEmbeddedPostgres } from '../db/embedded-postgres.js';
+import type { SimOffer } from '../sim/scenario.js';
+import type { HostBooter } from '../sim/vast/host-boot.js';
+import { startVastSim, type VastSim } from '../sim/vast/server.js';
+import { migrate } from '../sql/migrate.js';
+import { type DevServer, type DevServerOptions, startDevServer } from '../temporal/dev-server.js';
+import { createControlWorker } from '../../workers/control-worker-factory.js';
 
 export interface SimStack {
   temporal: DevServer;
