@@ -48,7 +48,8 @@ const input = (over: Partial<FleetScalerInput> = {}): FleetScalerInput => ({
   maxConcurrentBenchmarks: 3,
   explorationSlots: 1,
   minRate: 29 / SCALE,
-  offerCheckSec: 8,
+  // Generous: under a loaded CI machine the raced offer's lifecycle can take longer than 8 s to fail.
+  offerCheckSec: 20,
   filter: { gpuModels: [FAST, SLOW, NEW], minRamMb: 64_000, minReliability: 0.9, minCuda: 12, maxOfferDph: 3 },
   lifecycle: { benchmarkProofs: 4, timeouts: fastRequest(1).timeouts },
   ...over,
