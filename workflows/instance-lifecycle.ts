@@ -550,22 +550,7 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
           machineId: rented.offer.machineId,
           destroyed: false,
         });
-        fleetMetrics.destroyFailed(failure.type);
-        lifecycleLog('kill', { ...logFields(), failureType: FailureType.DestroyFailed, killReason: failure.type });
-        // Awaited (the workflow ends next) but bounded by its own short timeout.
-        await notify({
-          kind: 'destroy_failed',
-          ...notifyFields(),
-          failureType: failure.type,
-          reason: `destroy failed after retries; destroy instance ${rented.instanceId} by hand`,
-        });
-        throw ApplicationFailure.create({
-          type: FailureType.DestroyFailed,
-          message: `instance ${rented.instanceId} could not be destroyed and may still be billing; destroy it by hand`,
-          nonRetryable: true,
-          details: [{ instanceId: rented.instanceId, killReason: failure.type }],
-          cause: destroyErr instanceof Error ? destroyErr : undefined,
-        });
+        return await destroyFailed(rented.instanceId, failure, destroyErr);
       }
     }
     // A create whose answer was lost (or whose request reached Vast late) leaves an instance under our label.
@@ -657,22 +642,7 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
       destroyed,
     });
     if (rented && !rentedDestroyed) {
-      fleetMetrics.destroyFailed(failure.type);
-      lifecycleLog('kill', { ...logFields(), failureType: FailureType.DestroyFailed, killReason: failure.type });
-      // Awaited (the workflow ends next) but bounded by its own short timeout.
-      await notify({
-        kind: 'destroy_failed',
-        ...notifyFields(),
-        failureType: failure.type,
-        reason: `destroy failed after retries; destroy instance ${rented.instanceId} by hand`,
-      });
-      throw ApplicationFailure.create({
-        type: FailureType.DestroyFailed,
-        message: `instance ${rented.instanceId} could not be destroyed and may still be billing; destroy it by hand`,
-        nonRetryable: true,
-        details: [{ instanceId: rented.instanceId, killReason: failure.type }],
-        cause: destroyErr instanceof Error ? destroyErr : undefined,
-      });
+      return await destroyFailed(rented.instanceId, failure, destroyErr);
     }
     fleetMetrics.outcome('killed', failure.type, rented?.offer.gpuName ?? 'unknown');
     if (rentedAtMs !== null) fleetMetrics.timeToVerdictSeconds((Date.now() - rentedAtMs) / 1000, 'killed');
@@ -680,6 +650,26 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
     await enter('killed', undefined, { failureType: failure.type, destroyed });
     // After the destroy and its record; awaited because the workflow ends next, bounded by its timeout.
     await notify({ kind: 'kill', ...notifyFields(), failureType: failure.type, reason: failure.message });
+  }
+
+  /** Money may be leaking: count it, log it, tell the webhook, and fail loudly with the instance to destroy by hand. */
+  async function destroyFailed(instanceId: number, failure: Classified, destroyErr: unknown): Promise<never> {
+    fleetMetrics.destroyFailed(failure.type);
+    lifecycleLog('kill', { ...logFields(), failureType: FailureType.DestroyFailed, killReason: failure.type });
+    // Awaited (the workflow ends next) but bounded by its own short timeout.
+    await notify({
+      kind: 'destroy_failed',
+      ...notifyFields(),
+      failureType: failure.type,
+      reason: `destroy failed after retries; destroy instance ${instanceId} by hand`,
+    });
+    throw ApplicationFailure.create({
+      type: FailureType.DestroyFailed,
+      message: `instance ${instanceId} could not be destroyed and may still be billing; destroy it by hand`,
+      nonRetryable: true,
+      details: [{ instanceId, killReason: failure.type }],
+      cause: destroyErr instanceof Error ? destroyErr : undefined,
+    });
   }
 
   async function tryCollect() {
