@@ -18,6 +18,38 @@ const harness = {
   message: 'the product (workflows/, activities/, workers/) must not import the development harness',
 };
 
+// The workflow sandbox refuses Node built-ins and non-workflow Temporal packages; catch it at edit time.
+const sandbox = [
+  {
+    group: ['node:*', 'fs', 'path', 'child_process', 'net', 'http', 'os', 'crypto'],
+    message: 'workflows run in a deterministic sandbox',
+  },
+  {
+    group: ['@temporalio/activity', '@temporalio/client', '@temporalio/worker', '@temporalio/testing', 'pg', '@grpc/*'],
+    message: 'not available in the workflow sandbox',
+  },
+];
+
+// workflows/domain/ is the pure core every layer imports: it imports nothing else of ours (a relative
+// path that climbs out of the folder) and no Temporal runtime, so the CLI, activities and tests get it
+// without the workflow sandbox. The regex depends on how deep the file sits under workflows/domain/.
+const domainRule = (depth, temporal) => ({
+  'no-restricted-imports': [
+    'error',
+    {
+      patterns: [
+        ...sandbox,
+        harness,
+        {
+          regex: `^(\\.\\./){${depth + 1}}`,
+          message: 'workflows/domain imports nothing of ours outside workflows/domain',
+        },
+        { group: temporal, message: 'workflows/domain is pure: no Temporal packages' },
+      ],
+    },
+  ],
+});
+
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', 'test-artifacts/**'] },
   ...tseslint.configs.recommended,
@@ -32,28 +64,13 @@ export default tseslint.config(
     },
   },
   {
-    // The workflow sandbox refuses Node built-ins and non-workflow Temporal packages; catch it at edit time.
     files: ['workflows/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
           patterns: [
-            {
-              group: ['node:*', 'fs', 'path', 'child_process', 'net', 'http', 'os', 'crypto'],
-              message: 'workflows run in a deterministic sandbox',
-            },
-            {
-              group: [
-                '@temporalio/activity',
-                '@temporalio/client',
-                '@temporalio/worker',
-                '@temporalio/testing',
-                'pg',
-                '@grpc/*',
-              ],
-              message: 'not available in the workflow sandbox',
-            },
+            ...sandbox,
             {
               group: ['../activities/*', '../activities/**'],
               allowTypeImports: true,
@@ -64,6 +81,15 @@ export default tseslint.config(
         },
       ],
     },
+  },
+  // Later entries replace the rule for these files, so each repeats the sandbox and harness patterns.
+  { files: ['workflows/domain/*.ts'], rules: domainRule(0, ['@temporalio/*']) },
+  { files: ['workflows/domain/*/*.ts'], rules: domainRule(1, ['@temporalio/*']) },
+  {
+    // The typed search-attribute keys are @temporalio/common values (defineSearchAttributeKey), the SDK's
+    // runtime-neutral package that workflow, client and activity code all share.
+    files: ['workflows/domain/search-attributes.ts'],
+    rules: domainRule(0, ['@temporalio/*', '!@temporalio/common']),
   },
   {
     // workflows/ has its own list above, which includes the harness (a later entry would replace it).

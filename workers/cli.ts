@@ -1,11 +1,13 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { Command, CommanderError } from 'commander';
-import { CONTROL_TASK_QUEUE } from '../workflows/task-queues.js';
+import { CONTROL_TASK_QUEUE } from '../workflows/domain/task-queues.js';
 import { registerFleet } from './cli/commands/fleet.js';
 import { registerHistory } from './cli/commands/history.js';
 import { registerLifecycle } from './cli/commands/lifecycle.js';
 import { registerMachines } from './cli/commands/machines.js';
+import { registerReport } from './cli/commands/report.js';
 import { registerSchedule } from './cli/commands/schedule.js';
+import { registerViews } from './cli/commands/views.js';
 import { CliContext, CliError, DEFAULT_ADDRESS } from './cli/context.js';
 
 /** `gpu-fleet`: the operator's CLI. Every command acts through Temporal (start, signal, cancel, schedules). */
@@ -20,7 +22,8 @@ environment:
   TEMPORAL_NAMESPACE  namespace (default "default")
   TEMPORAL_UI_URL     web UI base, for links (default http://127.0.0.1:8233 with the default address)
   CONTROL_TASK_QUEUE  control worker queue (default "${CONTROL_TASK_QUEUE}")
-  SIM_TIME_SCALE      set it as the simulators have it, so rates read and typed are real proofs/h
+  SIM_TIME_SCALE      set it as the simulators have it: lifecycles this CLI starts convert their clock, and ages
+                      read off wall clocks show in real time (every rate, duration and $ shown is real)
   USER                recorded as the operator
 Run "gpu-fleet <command> --help" for a command's options.`,
   );
@@ -28,8 +31,10 @@ Run "gpu-fleet <command> --help" for a command's options.`,
 registerFleet(program, ctx);
 registerLifecycle(program, ctx);
 registerMachines(program, ctx);
+registerReport(program, ctx);
 registerSchedule(program, ctx);
 registerHistory(program, ctx);
+registerViews(program, ctx);
 
 /** Usage errors exit 2 and show the one command's usage; help exits 0. Applied to every subcommand. */
 function configure(cmd: Command): void {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { codecFromEnv } from './codec/aes-gcm-codec.js';
-import { startCodecServer } from './codec/codec-server.js';
-import { loadConfig } from './config.js';
+import { codecFromEnv } from './setup/codec/aes-gcm-codec.js';
+import { startCodecServer } from './setup/codec/codec-server.js';
+import { loadConfig } from './setup/config.js';
 
 /** Codec server for the Temporal UI: decrypts payloads for operators who present CODEC_TOKEN. */
 const cfg = loadConfig(

@@ -2,11 +2,11 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime } from '@temporalio/worker';
 import { migrate } from '../infra/sql/migrate.js';
 import { createPool } from '../activities/store/pool.js';
-import { ControlConfigSchema, loadConfig } from './config.js';
-import { installRuntime } from './runtime.js';
-import { connectionOptions, dataConverter } from './temporal-connection.js';
-import { createControlWorker } from './control-worker-factory.js';
-import { startFleetCollector } from './fleet-collector.js';
+import { ControlConfigSchema, loadConfig } from './setup/config.js';
+import { installRuntime } from './setup/runtime.js';
+import { connectionOptions, dataConverter } from './setup/temporal-connection.js';
+import { createControlWorker } from './setup/control-worker-factory.js';
+import { startFleetCollector } from './setup/fleet-collector.js';
 
 async function main(): Promise<void> {
   const cfg = loadConfig(ControlConfigSchema);

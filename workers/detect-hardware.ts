@@ -1,7 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
-import { effectiveRamMiB, type Hardware, parseNvidiaSmiCsv } from '../activities/gpu-host/hardware.js';
+import {
+  effectiveRamMiB,
+  type Hardware,
+  NVIDIA_SMI_GPU_QUERY,
+  parseNvidiaSmiCsv,
+} from '../activities/gpu-host/hardware.js';
 
 /**
  * Run by the GPU-host image's entrypoint: prints the machine's GPUs (nvidia-smi), usable RAM (the
@@ -15,9 +20,7 @@ function cgroupLimit(): string | null {
   return null;
 }
 
-const smi = execFileSync('nvidia-smi', ['--query-gpu=index,name,memory.total,uuid', '--format=csv,noheader,nounits'], {
-  encoding: 'utf8',
-});
+const smi = execFileSync('nvidia-smi', NVIDIA_SMI_GPU_QUERY, { encoding: 'utf8' });
 const hardware: Hardware = {
   gpus: parseNvidiaSmiCsv(smi),
   ramMiB: effectiveRamMiB(readFileSync('/proc/meminfo', 'utf8'), cgroupLimit()),

@@ -1,8 +1,8 @@
 import { NativeConnection } from '@temporalio/worker';
-import { GpuHostConfigSchema, loadConfig } from './config.js';
-import { createGpuHost } from './gpu-host-factory.js';
-import { installRuntime } from './runtime.js';
-import { connectionOptions } from './temporal-connection.js';
+import { GpuHostConfigSchema, loadConfig } from './setup/config.js';
+import { createGpuHost } from './setup/gpu-host-factory.js';
+import { installRuntime } from './setup/runtime.js';
+import { connectionOptions } from './setup/temporal-connection.js';
 
 /** Runs on the rented machine: polls only its own queue and drives the local cuzk-daemon. */
 async function main(): Promise<void> {

@@ -1,8 +1,8 @@
 import type { ActivityOptions } from '@temporalio/workflow';
-import { FailureType } from './failures.js';
-import { STORE_REJECTED } from './store-errors.js';
-import { hostTaskQueue } from './task-queues.js';
-import type { LifecycleTimeouts } from './types.js';
+import { FailureType } from './domain/failures.js';
+import { STORE_REJECTED } from './domain/store-errors.js';
+import { hostTaskQueue } from './domain/task-queues.js';
+import type { LifecycleTimeouts } from './domain/types.js';
 
 /** Cloud API calls: short, retried with backoff; the activity adds jitter on 429 via nextRetryDelay. */
 export const vastApiOptions: ActivityOptions = {
@@ -67,14 +67,21 @@ export function awaitRunningOptions(t: LifecycleTimeouts): ActivityOptions {
 /**
  * Host activities run only on the rented machine's own queue. They are not retried by Temporal: the
  * workflow decides (one daemon restart on a transport error), because a blind retry would hide the cause.
- * scheduleToStart catches a host that never polls (first call) or has vanished between calls.
+ * scheduleToStart catches a host that never polls (first contact) or has vanished between calls.
+ *  - `firstContact`: the host's first step (paramfetch): waits `hostConnectSec` for the host to poll.
+ *  - `daemonWork`: daemon starts and warmup proofs, sized to a proof deadline plus the daemon's start.
+ *  - `shortCall`: a minute (inspect the host, sample the daemon, collect diagnostics, start production).
  */
-export function hostOptions(label: string, t: LifecycleTimeouts, kind: 'first' | 'step' | 'quick'): ActivityOptions {
-  const startToClose = kind === 'quick' ? 60 : t.proofDeadlineSec + t.daemonReadySec;
+export function hostOptions(
+  label: string,
+  t: LifecycleTimeouts,
+  kind: 'firstContact' | 'daemonWork' | 'shortCall',
+): ActivityOptions {
+  const startToClose = kind === 'shortCall' ? 60 : t.proofDeadlineSec + t.daemonReadySec;
   return {
     taskQueue: hostTaskQueue(label),
-    scheduleToStartTimeout: `${kind === 'first' ? t.hostConnectSec : t.heartbeatSec * 2} seconds`,
-    startToCloseTimeout: `${kind === 'first' ? t.paramfetchSec : startToClose} seconds`,
+    scheduleToStartTimeout: `${kind === 'firstContact' ? t.hostConnectSec : t.heartbeatSec * 2} seconds`,
+    startToCloseTimeout: `${kind === 'firstContact' ? t.paramfetchSec : startToClose} seconds`,
     heartbeatTimeout: `${t.heartbeatSec} seconds`,
     retry: { maximumAttempts: 1 },
   };
@@ -82,7 +89,7 @@ export function hostOptions(label: string, t: LifecycleTimeouts, kind: 'first' |
 
 export function benchmarkOptions(label: string, t: LifecycleTimeouts): ActivityOptions {
   return {
-    ...hostOptions(label, t, 'step'),
+    ...hostOptions(label, t, 'daemonWork'),
     // The workflow timer bounds the batch; this only backs it up if the timer's cancel is lost.
     startToCloseTimeout: `${t.benchmarkSec + t.proofDeadlineSec} seconds`,
     // Wait for the host to stop the daemon and hand back the partial report before destroying.

@@ -1,5 +1,5 @@
 import { ActivityFailure, ApplicationFailure, isCancellation, TimeoutFailure } from '@temporalio/workflow';
-import { type FailureType, FailureType as FT, type HostDiagnostics, isFailureType } from './failures.js';
+import { type FailureType, FailureType as FT, type HostDiagnostics, isFailureType } from './domain/failures.js';
 
 export interface Classified {
   type: FailureType;
@@ -8,8 +8,36 @@ export interface Classified {
   diagnostics?: HostDiagnostics;
 }
 
-/** Where the failing call ran; a timeout means different things on a host queue and on the Vast API. */
+/**
+ * Where the failing call ran; a timeout means different things on a host queue and on the Vast API.
+ * `host-first` is the host's first step (a schedule-to-start timeout there: it never connected).
+ */
 export type Origin = 'vast' | 'store' | 'host-first' | 'host' | 'workflow';
+
+const origins = new WeakMap<object, Origin>();
+
+/**
+ * Runs one call and tags what it throws with where it ran, so the classification of a failure comes
+ * from the call that failed. The innermost tag wins (a host step's probe is not the step).
+ */
+export async function fromCall<T>(origin: Origin, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw tagOrigin(err, origin);
+  }
+}
+
+/** Tags `err` with the origin of the call that threw it, unless a call nearer to it already did. */
+export function tagOrigin(err: unknown, origin: Origin): unknown {
+  if (typeof err === 'object' && err !== null && !origins.has(err)) origins.set(err, origin);
+  return err;
+}
+
+/** The origin `fromCall` tagged an error with; a failure thrown by workflow code itself is `workflow`. */
+export function originOf(err: unknown): Origin {
+  return (typeof err === 'object' && err !== null && origins.get(err)) || 'workflow';
+}
 
 function firstDetail(failure: ApplicationFailure): Record<string, unknown> {
   const d: unknown = failure.details?.[0];
@@ -17,7 +45,7 @@ function firstDetail(failure: ApplicationFailure): Record<string, unknown> {
 }
 
 /** Maps whatever ended a step to the failure type an operator reads in history and search attributes. */
-export function classify(err: unknown, origin: Origin): Classified {
+export function classify(err: unknown, origin: Origin = originOf(err)): Classified {
   if (isCancellation(err)) {
     return { type: FT.CancelledByOperator, message: 'lifecycle cancelled by an operator', details: {} };
   }
@@ -77,7 +105,7 @@ export function failureTypeOf(err: unknown): string | undefined {
   return cause instanceof ApplicationFailure ? (cause.type ?? undefined) : undefined;
 }
 
-/** A kill the workflow decides itself (timer fired, rate too low), thrown into the same cleanup path. */
-export function kill(type: FailureType, message: string, details: Record<string, unknown>): ApplicationFailure {
+/** Builds the failure of a kill the workflow decides itself (timer fired, rate too low), thrown into the cleanup path. */
+export function killFailure(type: FailureType, message: string, details: Record<string, unknown>): ApplicationFailure {
   return ApplicationFailure.create({ type, message, nonRetryable: true, details: [details] });
 }

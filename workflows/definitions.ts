@@ -1,8 +1,18 @@
-import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { LifecycleStatus } from './types.js';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { PromoteAnswer, PromoteOverride } from './promote-override.js';
+import type { BenchmarkProgressReport, LifecycleStatus } from './domain/types.js';
 
 /** Live status of a lifecycle: stage, deadline, benchmark progress when known. */
 export const lifecycleStatusQuery = defineQuery<LifecycleStatus>('status');
 
-/** Operator override: promote at the verdict even if the benchmark is under minRate. */
-export const promoteOverrideSignal = defineSignal<[{ operator: string; reason: string }]>('promoteOverride');
+/**
+ * Operator override: promote at the verdict even if the benchmark is under minRate. An Update, so the
+ * operator gets an answer: accepted before the verdict, refused with the verdict after it.
+ */
+export const promoteOverrideUpdate = defineUpdate<PromoteAnswer, [PromoteOverride]>('promote');
+
+/** The same override as a fire-and-forget Signal, still honoured for clients from before the Update. */
+export const promoteOverrideSignal = defineSignal<[PromoteOverride]>('promoteOverride');
+
+/** The host's benchmark reports each finished proof, so the lifecycle's details show progress live. */
+export const benchmarkProgressSignal = defineSignal<[BenchmarkProgressReport]>('benchmarkProgress');

@@ -3,10 +3,11 @@ import type { StoreActivities } from '../activities/store/activities.js';
 import type { LogTail, MachineRecord } from '../activities/store/queries.js';
 import type { VastActivities } from '../activities/vast/activities.js';
 import { storeOptions, vastApiOptions } from './activity-options.js';
-import { DEFAULT_DISK_GB } from './policy/defaults.js';
-import { type RankedOffer, rankOffers } from './policy/offer-ranking.js';
-import { type OfferFilter, offerQuery, offersOf } from './fleet-scaler.js';
-import type { OfferFacts } from './types.js';
+import { DEFAULT_DISK_GB } from './domain/policy/defaults.js';
+import { type RankedOffer, rankOffers } from './domain/policy/offer-ranking.js';
+import { type OfferFilter, offerQuery } from './domain/policy/offer-filter.js';
+import { offersOf } from './fleet-scaler.js';
+import type { OfferFacts } from './domain/types.js';
 
 const vast = proxyActivities<VastActivities>(vastApiOptions);
 const store = proxyLocalActivities<StoreActivities>(storeOptions);

@@ -14,40 +14,35 @@ import type { StoreActivities } from '../activities/store/activities.js';
 import type { TemporalActivities } from '../activities/temporal/activities.js';
 import type { OfferSearchResult, VastActivities } from '../activities/vast/activities.js';
 import { storeOptions, temporalVisibilityOptions, vastApiOptions } from './activity-options.js';
-import { FailureType } from './failures.js';
+import { FailureType } from './domain/failures.js';
 import { instanceLifecycle } from './instance-lifecycle.js';
-import { fleetFigures } from './policy/fleet-figures.js';
-import { chooseOffers, type FleetTarget, rankOffers, type RankedOffer } from './policy/offer-ranking.js';
-import { DEFAULT_DISK_GB } from './policy/defaults.js';
-import { refusedByBudget } from './policy/budget-refusal.js';
+import { decidedFigures, type DecidedFigures, fleetFigures } from './domain/policy/fleet-figures.js';
+import { chooseOffers, type FleetTarget, rankOffers, type RankedOffer } from './domain/policy/offer-ranking.js';
+import { DEFAULT_DISK_GB } from './domain/policy/defaults.js';
+import { type OfferFilter, offerQuery } from './domain/policy/offer-filter.js';
+import { refusedByBudget } from './domain/policy/budget-refusal.js';
+import {
+  type BidCandidate,
+  bidCandidates,
+  type CapacityMix,
+  chooseMixed,
+  INVALID_SCALER_INPUT,
+  type MixedChoice,
+  parseCapacityMix,
+} from './domain/policy/capacity-mix.js';
 import { fleetMetrics } from './metrics.js';
 import { notify } from './notify.js';
-import { lifecycleWorkflowId } from './task-queues.js';
-import type { LifecycleRequest, OfferFacts } from './types.js';
+import { lifecycleWorkflowId } from './domain/task-queues.js';
+import { lifecycleStaticDetails, lifecycleStaticSummary } from './ui/summaries.js';
+import type { LifecycleRequest, OfferFacts } from './domain/types.js';
 
 const vast = proxyActivities<VastActivities>(vastApiOptions);
 const temporal = proxyActivities<TemporalActivities>(temporalVisibilityOptions);
 const store = proxyLocalActivities<StoreActivities>(storeOptions);
-/** patched() id of counting the fleet per rental (README, "One identity per rental"). */
-export const RENTAL_FIGURES_PATCH = 'fleet-figures-per-rental';
-
-export interface OfferFilter {
-  gpuModels: string[];
-  minRamMb: number;
-  minReliability: number;
-  minCuda: number;
-  maxOfferDph: number;
-  /**
-   * Vast's own default filters (vast-cli seeds verified=true, external=false, rentable=true). Omitted
-   * means that default; null drops the filter (vast-cli's `any`).
-   */
-  verified?: boolean | null;
-  external?: boolean | null;
-  rentable?: boolean | null;
-}
+/** patched() id of letting machines rest after inconclusive verdicts (bounded retries). */
+export const RESTING_MACHINES_PATCH = 'rest-machines-after-inconclusive';
 
 /** vast-cli's default search filters; the backend ignores `rented`, so it is not sent. */
-export const DEFAULT_SEARCH_FLAGS = { verified: true, external: false, rentable: true } as const;
 
 /** The search's offers, from this activity result or from one recorded before it reported dropped rows. */
 export function offersOf(res: OfferSearchResult | OfferFacts[]): OfferFacts[] {
@@ -58,47 +53,40 @@ export interface FleetScalerInput extends FleetTarget {
   filter: OfferFilter;
   /** How long to watch new lifecycles for a taken offer before moving on (seconds). */
   offerCheckSec: number;
+  /**
+   * Inconclusive verdicts (not the host's fault) a machine may have within `inconclusiveWindowSec` and
+   * still be rented again; past that it rests until they age out, so a retry cannot loop. Default 1 in 6 h.
+   */
+  inconclusiveRetries?: number;
+  inconclusiveWindowSec?: number;
   /** Overrides passed to every lifecycle started (durations, proofs); offerId and minRate are set here. */
-  lifecycle?: Omit<LifecycleRequest, 'offerId' | 'minRate'>;
+  lifecycle?: Omit<LifecycleRequest, 'offerId' | 'minRate' | 'bid'>;
+  /** Mix on-demand and interruptible capacity (absent: on-demand only). */
+  capacity?: CapacityMix;
 }
 
 export interface FleetScalerResult {
-  started: Array<{ offerId: number; workflowId: string; source: RankedOffer['source']; predictedRate: number | null }>;
+  started: Array<{
+    offerId: number;
+    workflowId: string;
+    source: RankedOffer['source'];
+    predictedRate: number | null;
+    /** The bid of an interruptible rental ($/h); absent for on-demand. */
+    bidDph?: number;
+  }>;
   skipped: Array<{ offerId: number; why: string }>;
   fleetRate: number;
   fleetDph: number;
   /** Offer rows Vast sent that lacked what we need (count, first reason); absent in old runs' results. */
   droppedOffers?: { count: number; firstReason: string | null };
+  /** Machines not rented this run because of recent inconclusive verdicts. */
+  restingMachines?: number[];
+  /** The fleet as this run counted it before renting, in real units; absent in old runs' results. */
+  fleet?: DecidedFigures;
 }
 
-/**
- * Vast's offer query for the filter (RAM in MB). `allocated_storage` is the disk each lifecycle rents
- * (GiB): Vast prices `dph_total` for it, so the price filter, the ranking and the budget all see the
- * price Vast will bill, storage included, not its 8 GiB default.
- */
-export function offerQuery(f: OfferFilter, diskGb: number): Record<string, unknown> {
-  return {
-    gpu_name: { in: f.gpuModels },
-    cpu_ram: { gte: f.minRamMb },
-    reliability2: { gte: f.minReliability },
-    cuda_max_good: { gte: f.minCuda },
-    dph_total: { lte: f.maxOfferDph },
-    ...searchFlags(f),
-    order: [['dph_total', 'asc']],
-    type: 'on-demand',
-    limit: 64,
-    allocated_storage: diskGb,
-  };
-}
-
-function searchFlags(f: OfferFilter): Record<string, { eq: boolean }> {
-  const out: Record<string, { eq: boolean }> = {};
-  for (const key of ['verified', 'external', 'rentable'] as const) {
-    const v = f[key] === undefined ? DEFAULT_SEARCH_FLAGS[key] : f[key];
-    if (v !== null) out[key] = { eq: v };
-  }
-  return out;
-}
+export const DEFAULT_INCONCLUSIVE_RETRIES = 1;
+export const DEFAULT_INCONCLUSIVE_WINDOW_SEC = 6 * 3600;
 
 /**
  * One run of the scaler, started by a Temporal Schedule: reads the fleet, ranks offers by what past
@@ -106,22 +94,35 @@ function searchFlags(f: OfferFilter): Record<string, { eq: boolean }> {
  * run is a short workflow of its own (the schedule is the loop), so history stays small.
  */
 export async function fleetScaler(input: FleetScalerInput): Promise<FleetScalerResult> {
-  const perRental = patched(RENTAL_FIGURES_PATCH);
-  const [rented, running, perf, bad, search] = await Promise.all([
+  const mix = capacityOf(input);
+  const diskGb = input.lifecycle?.diskGb ?? DEFAULT_DISK_GB;
+  const [rented, running, perf, bad, search, bidSearch] = await Promise.all([
     store.rentedInstances(),
-    perRental
-      ? temporal.runningRentals()
-      : // Runs from before rental keys knew running lifecycles by workflow id alone (the key then).
-        temporal.runningLifecycleIds().then((ids) => ids.map((id) => ({ workflowId: id, rentalKeys: [id] }))),
+    temporal.runningRentals(),
     store.perfHistory(),
     store.listBadMachines(),
-    vast.searchOffers(offerQuery(input.filter, input.lifecycle?.diskGb ?? DEFAULT_DISK_GB)),
+    vast.searchOffers(offerQuery(input.filter, diskGb)),
+    // With type "bid" min_bid is the price that matters (vast-api.md §1.3).
+    mix ? vast.searchOffers(offerQuery(input.filter, diskGb, 'bid')) : Promise.resolve(null),
   ]);
   const offers = offersOf(search);
+  const resting = patched(RESTING_MACHINES_PATCH)
+    ? await store.restingMachines({
+        windowSec: input.inconclusiveWindowSec ?? DEFAULT_INCONCLUSIVE_WINDOW_SEC,
+        retries: input.inconclusiveRetries ?? DEFAULT_INCONCLUSIVE_RETRIES,
+      })
+    : [];
   const { promoted, inFlight } = fleetFigures(rented, running);
   const busyOffers = new Set(rented.map((r) => r.offerId));
   let ranked = rankOffers(
     offers.filter((o) => !busyOffers.has(o.offerId)),
+    perf,
+    [...bad, ...resting],
+    input.minRate,
+  );
+  const bids = mix && bidSearch ? bidCandidates(offersOf(bidSearch), mix, diskGb) : [];
+  let spot = rankOffers(
+    bids.filter((o) => !busyOffers.has(o.offerId)),
     perf,
     bad,
     input.minRate,
@@ -132,78 +133,138 @@ export async function fleetScaler(input: FleetScalerInput): Promise<FleetScalerR
     fleetRate: promoted.reduce((s, p) => s + p.rate, 0),
     fleetDph: [...promoted, ...inFlight].reduce((s, p) => s + p.dph, 0),
     ...(Array.isArray(search) ? {} : { droppedOffers: search.dropped }),
+    ...(resting.length > 0 ? { restingMachines: resting } : {}),
+    fleet: decidedFigures({ promoted, inFlight }, input),
   };
 
   // Offers this run has started and that still count against the caps.
-  let live: RankedOffer[] = [];
+  let live: MixedChoice[] = [];
   let refusal: Promise<void> = Promise.resolve();
   // A taken offer fails its lifecycle within seconds: replace it with the next offer, a few rounds at most.
   for (let round = 0; round < 3; round++) {
     const fleetNow = {
       promoted,
-      inFlight: [...inFlight, ...live.map((o) => ({ dph: o.dphTotal, predictedRate: o.predictedRate }))],
+      inFlight: [...inFlight, ...live.map(asInFlight)],
     };
-    const chosen = chooseOffers(ranked, fleetNow, input);
-    if (round === 0 && refusedByBudget([...ranked.known, ...ranked.explore], chosen, fleetNow, input)) {
-      fleetMetrics.budgetRefused();
-      refusal = notify({
-        kind: 'budget_refusal',
-        workflowId: workflowInfo().workflowId,
-        reason: `fleet at ${result.fleetRate} proofs/h of ${input.targetRate}; the next offer would exceed $${input.maxDph}/h`,
-        at: new Date().toISOString(),
-      });
-    }
+    const chosen: MixedChoice[] = mix
+      ? chooseMixed(ranked, spot, fleetNow, input, mix)
+      : chooseOffers(ranked, fleetNow, input).map((o) => ({ ...o, interruptible: false }));
+    const candidates = [...ranked.known, ...ranked.explore, ...spot.known, ...spot.explore];
+    if (round === 0 && refusedByBudget(candidates, chosen, fleetNow, input)) refusal = budgetRefusal(result, input);
     if (chosen.length === 0) break;
-    const children = [];
+    const children = await startLifecycles(chosen, input, result, bids);
+    for (const { offer } of children) live.push(offer);
     for (const o of chosen) {
-      try {
-        const child = await startChild(instanceLifecycle, {
-          // Names the offer: one open lifecycle per offer; a closed one's id starts a new rental.
-          workflowId: lifecycleWorkflowId(o.offerId),
-          workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-          args: [{ ...input.lifecycle, offerId: o.offerId, minRate: input.minRate }],
-          // The lifecycle outlives this scaler run.
-          parentClosePolicy: ParentClosePolicy.ABANDON,
-        });
-        result.started.push({
-          offerId: o.offerId,
-          workflowId: child.workflowId,
-          source: o.source,
-          predictedRate: o.predictedRate,
-        });
-        live.push(o);
-        children.push({ offer: o, result: child.result() });
-      } catch (err) {
-        // The id is the offer: a running lifecycle on this offer makes renting it twice impossible.
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-        result.skipped.push({ offerId: o.offerId, why: 'a lifecycle for this offer is already running' });
-      }
       ranked = without(ranked, o.offerId);
+      spot = without(spot, o.offerId);
     }
     const taken = await offersTakenWithin(children, input.offerCheckSec);
     if (taken.length === 0) break;
-    for (const offerId of taken) {
+    for (const { offerId, why } of taken) {
       result.started = result.started.filter((s) => s.offerId !== offerId);
       live = live.filter((o) => o.offerId !== offerId);
-      result.skipped.push({ offerId, why: FailureType.OfferUnavailable });
+      result.skipped.push({ offerId, why });
     }
   }
   await refusal;
   return result;
 }
 
+/** The budget kept the next offer out: counted, and told to the operator's webhook. */
+function budgetRefusal(result: FleetScalerResult, input: FleetScalerInput): Promise<void> {
+  fleetMetrics.budgetRefused();
+  return notify({
+    kind: 'budget_refusal',
+    workflowId: workflowInfo().workflowId,
+    reason: `fleet at ${result.fleetRate} proofs/h of ${input.targetRate}; the next offer would exceed $${input.maxDph}/h`,
+    at: new Date().toISOString(),
+  });
+}
+
+const asInFlight = (o: MixedChoice) => ({
+  dph: o.dphTotal,
+  predictedRate: o.predictedRate,
+  ...(o.interruptible ? { interruptible: true } : {}),
+});
+
+/** The schedule's capacity mix, checked: a bad one fails the run at once, naming the field. */
+function capacityOf(input: FleetScalerInput): CapacityMix | null {
+  if (input.capacity === undefined) return null;
+  const parsed = parseCapacityMix(input.capacity);
+  if (!parsed.ok)
+    throw ApplicationFailure.create({ type: INVALID_SCALER_INPUT, message: parsed.error, nonRetryable: true });
+  return parsed.mix;
+}
+
+/**
+ * Starts a lifecycle per chosen offer (an interruptible one with its bid policy), skipping offers a
+ * running lifecycle holds; each started one is in `result`.
+ */
+async function startLifecycles(
+  chosen: MixedChoice[],
+  input: FleetScalerInput,
+  result: FleetScalerResult,
+  bids: readonly BidCandidate[],
+) {
+  const children: Array<{ offer: MixedChoice; result: Promise<unknown> }> = [];
+  for (const o of chosen) {
+    const bid = o.interruptible ? bids.find((b) => b.offerId === o.offerId)?.bid : undefined;
+    try {
+      const child = await startChild(instanceLifecycle, {
+        // Names the offer: one open lifecycle per offer; a closed one's id starts a new rental.
+        workflowId: lifecycleWorkflowId(o.offerId),
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+        args: [
+          {
+            ...input.lifecycle,
+            offerId: o.offerId,
+            minRate: input.minRate,
+            ...(bid ? { bid: { marginPct: bid.marginPct, maxBidDph: bid.maxBidDph, rebids: bid.rebids } } : {}),
+          },
+        ],
+        // The lifecycle outlives this scaler run.
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        // What the scaler knew when it chose this offer, shown on the lifecycle's page and in the list.
+        staticSummary: lifecycleStaticSummary({ offer: o, minRate: input.minRate, startedBy: 'fleet scaler' }),
+        staticDetails: lifecycleStaticDetails({
+          offer: o,
+          minRate: input.minRate,
+          predictedRate: o.predictedRate,
+          source: o.source,
+          startedBy: `fleet scaler run ${workflowInfo().workflowId}`,
+        }),
+      });
+      result.started.push({
+        offerId: o.offerId,
+        workflowId: child.workflowId,
+        source: o.source,
+        predictedRate: o.predictedRate,
+        ...(bid ? { bidDph: bid.priceDph } : {}),
+      });
+      children.push({ offer: o, result: child.result() });
+    } catch (err) {
+      // The id is the offer: a running lifecycle on this offer makes renting it twice impossible.
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      result.skipped.push({ offerId: o.offerId, why: 'a lifecycle for this offer is already running' });
+    }
+  }
+  return children;
+}
+
 async function offersTakenWithin(
-  children: Array<{ offer: RankedOffer; result: Promise<unknown> }>,
+  children: Array<{ offer: MixedChoice; result: Promise<unknown> }>,
   seconds: number,
-): Promise<number[]> {
-  const taken: number[] = [];
+): Promise<Array<{ offerId: number; why: string }>> {
+  const taken: Array<{ offerId: number; why: string }> = [];
+  // An offer someone took, or whose min_bid ran past our cap before we could rent it: the next offer instead.
+  const replaceable = new Set<string>([FailureType.OfferUnavailable, FailureType.BidTooLow]);
   const watched = children.map(({ offer, result }) =>
     result.then(
       () => undefined,
       (err: unknown) => {
         const cause = err instanceof ChildWorkflowFailure ? err.cause : err;
-        if (cause instanceof ApplicationFailure && cause.type === FailureType.OfferUnavailable)
-          taken.push(offer.offerId);
+        if (cause instanceof ApplicationFailure && cause.type && replaceable.has(cause.type))
+          taken.push({ offerId: offer.offerId, why: cause.type });
       },
     ),
   );

@@ -3,5 +3,6 @@ export { instanceLifecycle } from './instance-lifecycle.js';
 export { lifecycleStatusQuery } from './definitions.js';
 export { fleetScaler } from './fleet-scaler.js';
 export { orphanReconciler } from './orphan-reconciler.js';
+export { fleetReport } from './fleet-report.js';
 export { lifecycleLogs, machineAdmin, machinesReport, offerCheck, offerReport } from './fleet-admin.js';
-export { promoteOverrideSignal } from './definitions.js';
+export { benchmarkProgressSignal, promoteOverrideSignal, promoteOverrideUpdate } from './definitions.js';

@@ -1,15 +1,16 @@
 import { log, metricMeter } from '@temporalio/workflow';
-import { FLEET_EVENT_COUNTERS as C } from './metric-names.js';
+import { FLEET_EVENT_COUNTERS as C } from './domain/metric-names.js';
+import type { CostFigures } from './domain/policy/cost.js';
 
 /**
  * Fleet metrics emitted from workflow code through the worker's Prometheus exporter (never during
  * replay). Names carry their unit; no unit is passed to the meter, so the exporter's unit suffix cannot
  * double it. Counters are named without `_total`: the exporter appends it (countersTotalSuffix). Only
  * counters and histograms here: a gauge kept by a workflow would drift across worker restarts (fleet
- * totals such as spend come from the store, see workers/fleet-collector.ts).
+ * totals such as spend come from the store, see workers/setup/fleet-collector.ts).
  *
- * Rates and durations are on the workflow's clock, which is real time in production. The demo and
- * tests compress the simulators' time (SIM_TIME_SCALE); docs/observability.md says how to read them there.
+ * Rates, durations and dollars are real: the lifecycle converts its clock (policy/clock.ts, the demo's
+ * compressed time included) before it reports.
  */
 
 export const fleetMetrics = {
@@ -33,6 +34,12 @@ export const fleetMetrics = {
     metricMeter
       .createHistogram('fleet_time_to_verdict_seconds', 'float', undefined, 'rent to verdict (s)')
       .record(seconds, { outcome });
+  },
+  /** GPU-$ a rental cost up to its verdict or kill, by phase: what finding out costs, and what kills waste. */
+  spent(cost: CostFigures, outcome: 'promoted' | 'killed', gpu: string): void {
+    const counter = metricMeter.createCounter('fleet_gpu_dollars', undefined, 'GPU-$ spent at the billed price');
+    counter.add(cost.beforeVerdictUsd, { outcome, phase: 'before_verdict', gpu });
+    if (cost.productionUsd > 0) counter.add(cost.productionUsd, { outcome, phase: 'production', gpu });
   },
   rented(gpu: string): void {
     metricMeter.createCounter('fleet_instances_rented', undefined, 'instances rented').add(1, { gpu });
@@ -64,7 +71,7 @@ export interface LifecycleLogFields {
 
 /** One structured line (JSON through the worker's logger); the SDK adds workflowId and run id. */
 export function lifecycleLog(
-  event: 'rent' | 'stage' | 'kill' | 'promote',
+  event: 'rent' | 'stage' | 'kill' | 'promote' | 'price',
   fields: LifecycleLogFields & Record<string, string | number | boolean | null>,
 ): void {
   log.info(`lifecycle ${event}`, { event, ...fields });

@@ -1,9 +1,6 @@
-import { type ActivityOptions, patched, proxyActivities } from '@temporalio/workflow';
+import { type ActivityOptions, proxyActivities } from '@temporalio/workflow';
 import type { NotifyActivities } from '../activities/notify/activities.js';
 import type { NotifyEvent } from '../activities/notify/event.js';
-
-/** patched() id of sending notifications; histories recorded before it keep replaying without them. */
-export const NOTIFY_PATCH = 'notify-webhook';
 
 /**
  * A notification is worth a few tries, never a delay of the fleet: short attempts, a hard
@@ -23,9 +20,8 @@ const activities = proxyActivities<NotifyActivities>(notifyOptions);
  * about to end await it (a workflow that closes drops its pending activities), which the bound keeps short.
  */
 export function notify(event: NotifyEvent): Promise<void> {
-  if (!patched(NOTIFY_PATCH)) return Promise.resolve();
   // Failed or cancelled (the caller was cancelled): either way the lifecycle goes on.
-  return activities.notify(event).then(
+  return activities.notify.executeWithOptions({ summary: `notify the webhook: ${event.kind}` }, [event]).then(
     () => undefined,
     () => undefined,
   );

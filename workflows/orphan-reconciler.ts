@@ -5,7 +5,7 @@ import type { VastActivities } from '../activities/vast/activities.js';
 import { destroyOptions, storeOptions, temporalVisibilityOptions, vastApiOptions } from './activity-options.js';
 import { fleetMetrics } from './metrics.js';
 import { notify } from './notify.js';
-import { LABEL_PREFIX, workflowIdOfLabel } from './task-queues.js';
+import { LABEL_PREFIX, workflowIdOfLabel } from './domain/task-queues.js';
 
 const vast = proxyActivities<VastActivities>(vastApiOptions);
 const cleanup = proxyActivities<VastActivities>(destroyOptions);

@@ -1,10 +1,7 @@
-import { ActivityFailure, ApplicationFailure, isCancellation, patched, sleep } from '@temporalio/workflow';
-import { FailureType } from './failures.js';
-import { STORE_REJECTED } from './store-errors.js';
-import type { StoreWait } from './types.js';
-
-/** patched() id of waiting out a store outage instead of failing the lifecycle (taken only on a failure). */
-export const STORE_WAITS_PATCH = 'store-writes-wait-for-postgres';
+import { ActivityFailure, ApplicationFailure, isCancellation, sleep } from '@temporalio/workflow';
+import { FailureType } from './domain/failures.js';
+import { STORE_REJECTED } from './domain/store-errors.js';
+import type { StoreWait } from './domain/types.js';
 
 /** Between rounds of the store write, on a workflow timer: 5 s doubling to at most this. */
 const MAX_WAIT_MS = 60_000;
@@ -40,8 +37,6 @@ export function waitingStore<S extends object>(first: S, again: S, onWait: (wait
                 nonRetryable: true,
               });
             }
-            // Histories recorded before this wait failed the lifecycle here; they must replay unchanged.
-            if (!patched(STORE_WAITS_PATCH)) throw err;
             wait = {
               what: 'store',
               write: prop,

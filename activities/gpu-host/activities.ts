@@ -1,17 +1,28 @@
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
-import { FailureType, type HostDiagnostics } from '../../workflows/failures.js';
-import { cannotReachMinRate } from '../../workflows/policy/early-stop.js';
-import type { BenchmarkReport, ProofTiming } from '../../workflows/types.js';
+import { FailureType, type HostDiagnostics } from '../../workflows/domain/failures.js';
+import { earlyStopEvidence } from '../../workflows/domain/policy/early-stop.js';
+import { type EarlyPromoteEvidence, earlyPromoteEvidence } from '../../workflows/domain/policy/early-promote.js';
+import type { Confidence } from '../../workflows/domain/policy/student-t.js';
+import type { FitnessMeasurement } from '../../workflows/domain/policy/fitness.js';
+import type {
+  BenchmarkProgress,
+  BenchmarkReport,
+  EarlyStopEvidence,
+  ProofTiming,
+} from '../../workflows/domain/types.js';
+import { type BenchInputRequest, type BenchInputResult, ensureBenchInput } from './bench-input.js';
 import { type C1Input, loadC1 } from './c1-input.js';
 import { CuzkClient } from './cuzk-client.js';
 import type { DaemonSupervisor } from './daemon.js';
 import { classifyDaemonError, diagnostics, failure } from './errors.js';
+import { type FitnessInput, type FitnessProbes, measureFitness } from './fitness.js';
 import { startHeartbeatTicker } from './heartbeat-ticker.js';
 import { readTail } from './log-tail.js';
 import { runParamfetch } from './paramfetch.js';
 import type { ProductionRunner } from './production.js';
 import type { SpawnHostProcess } from './spawn.js';
+import { benchmarkProgressReporter } from './progress-signal.js';
 import { type StepContext, StepKeeper } from './step-keeper.js';
 
 export interface GpuHostDeps {
@@ -24,6 +35,8 @@ export interface GpuHostDeps {
   c1Path: string;
   minerId: number;
   workDir: string;
+  /** The fitness gate's probes (nvidia-smi, df, dd, a sample URL) and the parameter cache they measure. */
+  fitness: FitnessProbes;
 }
 
 /** PoRep 32 GiB (StackedDrg32GiBV1_1). */
@@ -113,22 +126,32 @@ export function createGpuHostActivities(deps: GpuHostDeps) {
     );
   }
 
-  async function runBenchmark(ctx: StepContext, input: BenchmarkInput): Promise<BenchmarkReport> {
+  async function runBenchmark(
+    ctx: StepContext,
+    input: BenchmarkInput,
+    reportProgress: (p: BenchmarkProgress) => void,
+  ): Promise<BenchmarkReport> {
     const started = Date.now();
     const timings: ProofTiming[] = [];
     let next = 0;
     let failed: unknown = null;
-    let hopeless = false;
+    let gaveUp = false;
+    let promoted: EarlyPromoteEvidence | null = null;
+    /** Proofs in flight by index: when each started (ms into the batch), for the projected rate. */
+    const inFlight = new Map<number, number>();
     const progress = () => ({ completed: timings.length, requested: input.count, elapsedMs: Date.now() - started });
     const stopTicker = startHeartbeatTicker(ctx, progress);
     const worker = async () => {
-      while (next < input.count && failed === null && !hopeless && !ctx.cancellationSignal.aborted) {
+      while (next < input.count && failed === null && !gaveUp && !promoted && !ctx.cancellationSignal.aborted) {
         const index = next++;
+        inFlight.set(index, Date.now() - started);
         try {
           timings.push(await proveOnce(requestId('bench', index), input.proofDeadlineSec, index));
+          inFlight.delete(index);
           ctx.heartbeat(progress());
-          if (input.earlyStop && !hopeless) {
-            hopeless = cannotReachMinRate({
+          reportProgress(progress());
+          if (input.earlyStop && !gaveUp) {
+            const evidence = earlyStopEvidence({
               completed: timings.length,
               requested: input.count,
               elapsedMs: Date.now() - started,
@@ -139,42 +162,80 @@ export function createGpuHostActivities(deps: GpuHostDeps) {
               minRate: input.earlyStop.minRate,
               minProofs: input.earlyStop.minProofs,
             });
-            if (hopeless) stopEarly();
+            if (evidence) {
+              gaveUp = true;
+              stopEarly(evidence);
+            }
+          }
+          if (input.earlyPromote && !gaveUp && !promoted) {
+            promoted = earlyPromoteEvidence({
+              totalsMs: timings.map((t) => t.totalMs),
+              requested: input.count,
+              elapsedMs: Date.now() - started,
+              concurrency: input.concurrency,
+              inFlightStartedMs: [...inFlight.values()],
+              ...input.earlyPromote,
+            });
+            if (promoted) promoteEarly(promoted);
           }
         } catch (err) {
           if (!ctx.cancellationSignal.aborted) failed ??= err;
         }
       }
     };
-    let stopEarly: () => void = () => undefined;
-    const earlyStopped = new Promise<'early'>((resolve) => {
-      stopEarly = () => resolve('early');
+    let stopEarly: (evidence: EarlyStopEvidence) => void = () => undefined;
+    const stoppedByPolicy = new Promise<{ gaveUp: EarlyStopEvidence }>((resolve) => {
+      stopEarly = (evidence) => resolve({ gaveUp: evidence });
+    });
+    let promoteEarly: (e: EarlyPromoteEvidence) => void = () => undefined;
+    const promotedEarly = new Promise<{ promoted: EarlyPromoteEvidence }>((resolve) => {
+      promoteEarly = (e) => resolve({ promoted: e });
     });
     const cancelled = new Promise<'cancelled'>((resolve) => {
       ctx.cancellationSignal.addEventListener('abort', () => resolve('cancelled'));
     });
     const workers = Promise.all(Array.from({ length: input.concurrency }, worker));
     try {
-      const how = await Promise.race([workers, cancelled, earlyStopped]);
-      if (how === 'early') {
+      const how = await Promise.race([workers, cancelled, stoppedByPolicy, promotedEarly]);
+      if (typeof how === 'object' && 'promoted' in how) {
+        // The daemon stays up for production; the proofs in flight finish there and are not waited for.
+        return { ...report(timings, input, Date.now() - started), deadlineReached: false, promotedEarly: how.promoted };
+      }
+      if (typeof how === 'object' && 'gaveUp' in how) {
         // Proofs still in flight would only cost more: the daemon keeps proving after a dropped call.
         const elapsedMs = Date.now() - started;
         await supervisor.stop();
-        return { ...report(timings, input, elapsedMs), stoppedEarly: false, earlyStopped: true };
+        // The evidence goes back with the report: the workflow phrases its verdict from it, never recomputes it.
+        return { ...report(timings, input, elapsedMs), deadlineReached: false, gaveUp: how.gaveUp };
       }
       if (how === 'cancelled') {
         const elapsedMs = Date.now() - started;
         await supervisor.stop();
-        return { ...report(timings, input, elapsedMs), stoppedEarly: true };
+        // Only the workflow cancels a batch: its benchmark timer fired (or an operator's cancel, which it tells apart).
+        return { ...report(timings, input, elapsedMs), deadlineReached: true };
       }
       if (failed !== null) throw await classifyDaemonError(failed, supervisor, 'benchmark', progress());
-      return { ...report(timings, input, Date.now() - started), stoppedEarly: false };
+      return { ...report(timings, input, Date.now() - started), deadlineReached: false };
     } finally {
       stopTicker();
     }
   }
 
   return {
+    /** The gate's measurements, right after the host connects (workflows/lifecycle/fitness-gate.ts judges them). */
+    async checkFitness(input: FitnessInput & { stepId?: string }): Promise<FitnessMeasurement> {
+      return steps.run(input.stepId, (ctx) => measureFitness({ spawn: deps.spawn, ...deps.fitness }, input, ctx));
+    },
+
+    /** Puts the benchmark's C1 input at C1_PATH (image, cache or download) before paramfetch. */
+    async ensureBenchInput(input: BenchInputRequest & { stepId?: string }): Promise<BenchInputResult> {
+      return steps.run(input.stepId, async (ctx) => {
+        const res = await ensureBenchInput(deps.c1Path, deps.fitness.paramCacheDir, input, ctx);
+        c1 = null;
+        return res;
+      });
+    },
+
     async paramfetch(input: { stallSec: number; stepId?: string }): Promise<{ elapsedMs: number }> {
       return steps.run(input.stepId, async (ctx) => {
         const res = await runParamfetch(deps.paramfetchCommand, paramfetchLog, input.stallSec * 1000, deps.spawn, ctx);
@@ -215,7 +276,8 @@ export function createGpuHostActivities(deps: GpuHostDeps) {
      * is stopped (CancelProof is a no-op in cuzk) and the partial report is returned for the record.
      */
     async runBenchmark(input: BenchmarkInput): Promise<BenchmarkReport> {
-      return steps.run(input.stepId, (ctx) => runBenchmark(ctx, input));
+      const reportProgress = benchmarkProgressReporter(input.stepId);
+      return steps.run(input.stepId, (ctx) => runBenchmark(ctx, input, reportProgress));
     },
 
     /** Daemon log and exit state, fetched before the instance is destroyed so the evidence survives. */
@@ -285,6 +347,8 @@ export interface BenchmarkInput {
   proofDeadlineSec: number;
   /** When set, stop as soon as even the best case cannot reach minRate. */
   earlyStop?: { minRate: number; minProofs: number; gpus?: number };
+  /** When set, stop and promote as soon as a pessimistic finish still reaches minRate (policy/early-promote.ts). */
+  earlyPromote?: { minRate: number; confidence: Confidence; minProofs: number };
   /** The workflow's id of this step: a repeated call with it re-attaches to the batch or gets its report. */
   stepId?: string;
 }

@@ -1,6 +1,7 @@
 import { createWriteStream } from 'node:fs';
 import { access, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { renderDaemonConfig } from './daemon-config.js';
 import { readTail } from './log-tail.js';
 import { type HostProcess, type SpawnHostProcess, spawnChild } from './spawn.js';
 
@@ -58,7 +59,7 @@ export class DaemonSupervisor {
   async start(partitionWorkers: number): Promise<void> {
     await this.stop();
     await mkdir(this.cfg.workDir, { recursive: true });
-    await writeFile(this.configFile, this.renderConfig(partitionWorkers));
+    await writeFile(this.configFile, renderDaemonConfig({ ...this.cfg, partitionWorkers }));
     const log = createWriteStream(this.logFile, { flags: 'a' });
     await new Promise<void>((resolve) => log.once('open', () => resolve()));
     log.write(
@@ -102,20 +103,5 @@ export class DaemonSupervisor {
 
   logTail(maxBytes?: number): Promise<string> {
     return readTail(this.logFile, maxBytes);
-  }
-
-  private renderConfig(partitionWorkers: number): string {
-    // Older daemons read partition_workers; newer ones size synthesis from the memory budget.
-    return [
-      '[daemon]',
-      `listen = "${this.cfg.listenAddress}"`,
-      '',
-      '[srs]',
-      `param_cache = "${this.cfg.paramCacheDir}"`,
-      '',
-      '[synthesis]',
-      `partition_workers = ${partitionWorkers}`,
-      '',
-    ].join('\n');
   }
 }

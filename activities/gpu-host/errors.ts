@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { ApplicationFailure } from '@temporalio/common';
-import { boundTail, FailureType, type HostDiagnostics } from '../../workflows/failures.js';
+import { boundTail, FailureType, type HostDiagnostics } from '../../workflows/domain/failures.js';
 import { CuzkCallError, CuzkResponseError } from './cuzk-client.js';
 import type { DaemonExit, DaemonSupervisor } from './daemon.js';
 
@@ -43,7 +43,7 @@ export function failure(
 
 /**
  * Classifies a failed daemon interaction so a crashed daemon, an OOM kill, a dropped stream and a slow
- * proof never look alike (the seeds lost days to all of them reading "0 proofs/hour").
+ * proof never look alike (the operating history lost days to all of them reading "0 proofs/hour").
  */
 export async function classifyDaemonError(
   err: unknown,

@@ -1,6 +1,6 @@
 import { createWriteStream } from 'node:fs';
 import { Context } from '@temporalio/activity';
-import { boundTail, FailureType } from '../../workflows/failures.js';
+import { boundTail, FailureType } from '../../workflows/domain/failures.js';
 import { failure } from './errors.js';
 import { readTail } from './log-tail.js';
 import { type SpawnHostProcess, spawnChild } from './spawn.js';
@@ -13,7 +13,7 @@ export interface ParamfetchResult {
 
 /**
  * Runs the parameter fetch command. Any output counts as progress; no output for `stallMs` means the
- * download is stuck, which the seeds saw as a silent hang.
+ * download is stuck, which the operating history recorded as a silent hang.
  */
 export async function runParamfetch(
   command: string[],

@@ -1,10 +1,13 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type pg from 'pg';
-import { boundTail, type FailureType } from '../../workflows/failures.js';
-import { isRejectingSqlState, STORE_REJECTED } from '../../workflows/store-errors.js';
-import type { PerfHistory } from '../../workflows/policy/offer-ranking.js';
-import type { BenchmarkReport, OfferFacts, Outcome } from '../../workflows/types.js';
-import { countsAgainstMachine, shouldMarkBad } from './bad-machine-rule.js';
+import { boundTail, type FailureType } from '../../workflows/domain/failures.js';
+import { isRejectingSqlState, STORE_REJECTED } from '../../workflows/domain/store-errors.js';
+import type { PerfHistory } from '../../workflows/domain/policy/offer-ranking.js';
+import { type ReportBy, type SpendReport, spendReport } from '../../workflows/domain/policy/spend-report.js';
+import type { BenchmarkReport, OfferFacts, Outcome } from '../../workflows/domain/types.js';
+import { countsAgainstMachine, markFor } from '../../workflows/domain/policy/bad-machine-rule.js';
+import { isFailureType } from '../../workflows/domain/failures.js';
+import { FAILURE_VERDICTS, verdictFor, type Verdict } from '../../workflows/domain/policy/verdicts.js';
 import * as q from './queries.js';
 import { inTransaction } from './transaction.js';
 
@@ -18,6 +21,16 @@ export interface RecordOutcomeInput extends q.RentalIds {
   reason: string;
   machineId: number | null;
   destroyed: boolean;
+  /** Seconds a first mark for a repeated transient cause lasts (default TRANSIENT_MARK_SEC, 24 h). */
+  transientMarkSec?: number;
+  /** What the rental cost up to this outcome (absent from lifecycles older than cost keeping). */
+  cost?: q.RentalCost;
+}
+
+/** The verdict a recorded outcome stands for (workflows/domain/policy/verdicts.ts). */
+export function verdictOf(outcome: Outcome, failureType: string | null): Verdict {
+  if (outcome === 'promoted') return 'promote';
+  return failureType !== null && isFailureType(failureType) ? verdictFor(failureType).verdict : 'inconclusive';
 }
 
 /** Postgres writes; every one is idempotent because Temporal may run an activity more than once. */
@@ -58,6 +71,10 @@ function storeActivities({ pool }: StoreActivityDeps) {
         offer: OfferFacts | null;
         label: string;
         stage: string;
+        /** The bid of an interruptible rental ($/h); absent for on-demand. */
+        bidDph?: number | null;
+        rentedAt?: string;
+        timeScale?: number;
       },
     ): Promise<void> {
       await q.upsertInstance(pool, {
@@ -73,6 +90,9 @@ function storeActivities({ pool }: StoreActivityDeps) {
         dphTotal: input.offer?.dphTotal ?? null,
         label: input.label,
         stage: input.stage,
+        bidDph: input.bidDph ?? null,
+        rentedAt: input.rentedAt ?? null,
+        ...(input.timeScale === undefined ? {} : { timeScale: input.timeScale }),
       });
     },
 
@@ -110,7 +130,7 @@ function storeActivities({ pool }: StoreActivityDeps) {
           elapsedMs: report.elapsedMs,
           rate: input.rate,
           timings: report.timings,
-          stoppedEarly: report.stoppedEarly,
+          stoppedEarly: report.deadlineReached,
           dphTotal: offer.dphTotal,
         }),
       );
@@ -121,17 +141,43 @@ function storeActivities({ pool }: StoreActivityDeps) {
      * in one transaction: the verdict is what says "already counted" to a retry, so it must never land
      * without the count (a retry would skip it) nor the count without it (a retry would count again).
      */
-    async recordOutcome(input: RecordOutcomeInput): Promise<{ markedBad: boolean }> {
+    async recordOutcome(input: RecordOutcomeInput): Promise<{ markedBad: boolean; passedProbation?: boolean }> {
       return inTransaction(pool, async (db) => {
-        const first = await q.finishInstance(db, input);
-        if (!first || input.machineId === null || input.failureType === null) return { markedBad: false };
-        if (!countsAgainstMachine(input.failureType)) return { markedBad: false };
+        const verdict = verdictOf(input.outcome, input.failureType);
+        const first = await q.finishInstance(db, { ...input, verdict });
+        if (!first || input.machineId === null) return { markedBad: false };
+        // A promotion of a machine on probation is its pass (early promote is off on probation: a full batch).
+        if (input.outcome === 'promoted') {
+          return { markedBad: false, passedProbation: await q.passProbation(db, input.machineId) };
+        }
+        if (input.failureType === null || !countsAgainstMachine(input.failureType)) return { markedBad: false };
         const count = await q.bumpMachineFailure(db, input.machineId, input.failureType);
-        if (!shouldMarkBad(input.failureType, count)) return { markedBad: false };
+        const decision = markFor(input.failureType, count, input.transientMarkSec);
+        if (!decision.mark) return { markedBad: false };
         const why = `${input.failureType} x${count}: ${input.reason}`.slice(0, 500);
-        await q.markBad(db, input.machineId, why, 'rule');
+        await q.markBad(db, input.machineId, why, 'rule', decision.expiresInSec);
         return { markedBad: true };
       });
+    },
+
+    /** Machines the scaler lets rest: inconclusive too often within the window (bounded retries). */
+    async restingMachines(input: { windowSec: number; retries: number }): Promise<number[]> {
+      const retryTypes = Object.entries(FAILURE_VERDICTS)
+        .filter(([, rule]) => rule.verdict === 'inconclusive' && rule.retry)
+        .map(([type]) => type);
+      return q.restingMachines(pool, { ...input, retryTypes });
+    },
+
+    /** The machine's standing before its benchmark: a machine back from an expired mark is on probation. */
+    async machineStanding(input: { machineId: number }): Promise<{ standing: q.Standing; reason: string | null }> {
+      const s = await q.machineStanding(pool, input.machineId);
+      return { standing: s.standing, reason: s.reason };
+    },
+
+    /** A watched rental's price moved: what Vast bills from now on, and the cost counted up to the move. */
+    async recordPriceMove(input: q.RentalIds & q.PriceMove): Promise<boolean> {
+      const { rentalKey, workflowId, ...move } = input;
+      return q.recordPriceMove(pool, { rentalKey, workflowId }, move);
     },
 
     async saveLogTail(input: q.RentalIds & { source: string; text: string }): Promise<void> {
@@ -175,6 +221,11 @@ function storeActivities({ pool }: StoreActivityDeps) {
     /** Read-only, for the operator CLI: a lifecycle's stored log tails. */
     async logTails(workflowId: string): Promise<q.LogTail[]> {
       return q.logTailsFor(pool, workflowId);
+    },
+
+    /** Read-only, for the operator CLI's `report`: the fleet's costs and proofs since a time, in real units. */
+    async spendReport(input: { since: string; by: ReportBy | null }): Promise<SpendReport> {
+      return spendReport(await q.spendRows(pool, input.since), Date.now(), input.since, input.by);
     },
 
     async rentedInstances(): Promise<q.FleetRow[]> {

@@ -1,6 +1,18 @@
 import type pg from 'pg';
+import type { SpendRow } from '../../workflows/domain/policy/spend-report.js';
 
 type Db = Pick<pg.Pool, 'query'>;
+
+/** A rental's cost as the lifecycle counted it (workflows/domain/policy/cost.ts CostFigures). */
+export interface RentalCost {
+  totalUsd: number;
+  beforeVerdictUsd: number;
+  productionUsd: number;
+  rentedSec: number;
+  productionSec: number;
+  /** Workflow time of the promotion (ISO), given with a promoted outcome. */
+  verdictAt?: string;
+}
 
 /** Every record is keyed by its rental; the workflow id (which names the offer) is kept beside it. */
 export interface RentalIds {
@@ -19,13 +31,18 @@ export interface InstanceRow extends RentalIds {
   dphTotal: number | null;
   label: string | null;
   stage: string;
+  /** The bid of an interruptible rental ($/h); null or absent for on-demand. */
+  bidDph?: number | null;
+  /** Workflow time of the rent (ISO) and the clock scale, once rented (see infra/sql/004_cost.sql). */
+  rentedAt?: string | null;
+  timeScale?: number;
 }
 
 export async function upsertInstance(db: Db, r: InstanceRow): Promise<void> {
   await db.query(
     `INSERT INTO instances (rental_key, workflow_id, offer_id, instance_id, machine_id, host_id, gpu_name, num_gpus,
-                            cpu_ram_mb, dph_total, label, stage)
-     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)
+                            cpu_ram_mb, dph_total, label, stage, bid_dph, rented_at, time_scale)
+     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14::timestamptz,COALESCE($15::float8, 1))
      ON CONFLICT (rental_key) DO UPDATE SET
        instance_id = COALESCE(EXCLUDED.instance_id, instances.instance_id),
        machine_id = COALESCE(EXCLUDED.machine_id, instances.machine_id),
@@ -35,7 +52,10 @@ export async function upsertInstance(db: Db, r: InstanceRow): Promise<void> {
        cpu_ram_mb = COALESCE(EXCLUDED.cpu_ram_mb, instances.cpu_ram_mb),
        dph_total = COALESCE(EXCLUDED.dph_total, instances.dph_total),
        label = COALESCE(EXCLUDED.label, instances.label),
+       bid_dph = COALESCE(EXCLUDED.bid_dph, instances.bid_dph),
        stage = EXCLUDED.stage,
+       rented_at = COALESCE(EXCLUDED.rented_at, instances.rented_at),
+       time_scale = CASE WHEN $15::float8 IS NULL THEN instances.time_scale ELSE EXCLUDED.time_scale END,
        updated_at = now()`,
     [
       r.rentalKey,
@@ -50,6 +70,9 @@ export async function upsertInstance(db: Db, r: InstanceRow): Promise<void> {
       r.dphTotal,
       r.label,
       r.stage,
+      r.bidDph ?? null,
+      r.rentedAt ?? null,
+      r.timeScale ?? null,
     ],
   );
 }
@@ -133,13 +156,40 @@ export async function upsertBenchmark(
  */
 export async function finishInstance(
   db: Db,
-  o: { rentalKey: string; outcome: string; failureType: string | null; reason: string; destroyed: boolean },
+  o: {
+    rentalKey: string;
+    outcome: string;
+    failureType: string | null;
+    reason: string;
+    destroyed: boolean;
+    verdict: 'promote' | 'kill' | 'inconclusive';
+    cost?: RentalCost;
+  },
 ): Promise<boolean> {
+  const c = o.cost;
   const res = await db.query(
     `UPDATE instances SET outcome = $2, failure_type = $3, reason = $4, stage = $5,
-       destroyed_at = CASE WHEN $6 THEN now() ELSE destroyed_at END, updated_at = now()
+       destroyed_at = CASE WHEN $6 THEN now() ELSE destroyed_at END, verdict = $7, updated_at = now(),
+       cost_usd = COALESCE($8, cost_usd), cost_before_verdict_usd = COALESCE($9, cost_before_verdict_usd),
+       cost_production_usd = COALESCE($10, cost_production_usd), rented_sec = COALESCE($11, rented_sec),
+       production_sec = COALESCE($12, production_sec),
+       verdict_at = COALESCE($13::timestamptz, verdict_at)
      WHERE rental_key = $1 AND (outcome IS NULL OR (outcome = 'promoted' AND $2 = 'killed'))`,
-    [o.rentalKey, o.outcome, o.failureType, o.reason, o.outcome === 'promoted' ? 'promoted' : 'killed', o.destroyed],
+    [
+      o.rentalKey,
+      o.outcome,
+      o.failureType,
+      o.reason,
+      o.outcome === 'promoted' ? 'promoted' : 'killed',
+      o.destroyed,
+      o.verdict,
+      c?.totalUsd ?? null,
+      c?.beforeVerdictUsd ?? null,
+      c?.productionUsd ?? null,
+      c?.rentedSec ?? null,
+      c?.productionSec ?? null,
+      c?.verdictAt ?? null,
+    ],
   );
   return res.rowCount === 1;
 }
@@ -154,17 +204,86 @@ export async function bumpMachineFailure(db: Db, machineId: number, failureType:
   return res.rows[0]?.count ?? 0;
 }
 
-export async function markBad(db: Db, machineId: number, reason: string, source: 'rule' | 'operator'): Promise<void> {
+export async function markBad(
+  db: Db,
+  machineId: number,
+  reason: string,
+  source: 'rule' | 'operator',
+  expiresInSec: number | null = null,
+): Promise<void> {
+  // A mark that stands (expires_at NULL) is never shortened by a later expiring one.
   await db.query(
-    `INSERT INTO bad_machines (machine_id, reason, source) VALUES ($1,$2,$3)
-     ON CONFLICT (machine_id) DO UPDATE SET reason = EXCLUDED.reason, source = EXCLUDED.source, marked_at = now()`,
-    [machineId, reason, source],
+    `INSERT INTO bad_machines (machine_id, reason, source, expires_at)
+     VALUES ($1,$2,$3, CASE WHEN $4::double precision IS NULL THEN NULL ELSE now() + $4 * interval '1 second' END)
+     ON CONFLICT (machine_id) DO UPDATE SET
+       reason = CASE WHEN bad_machines.expires_at IS NULL AND EXCLUDED.expires_at IS NOT NULL THEN bad_machines.reason ELSE EXCLUDED.reason END,
+       source = CASE WHEN bad_machines.expires_at IS NULL AND EXCLUDED.expires_at IS NOT NULL THEN bad_machines.source ELSE EXCLUDED.source END,
+       expires_at = CASE WHEN bad_machines.expires_at IS NULL THEN NULL ELSE EXCLUDED.expires_at END,
+       marked_at = now()`,
+    [machineId, reason, source, expiresInSec],
   );
 }
 
+/** Machines the scaler must not rent: marked, not ignored, and the mark not expired. */
 export async function listBadMachineIds(db: Db): Promise<number[]> {
-  const res = await db.query<{ machine_id: string }>('SELECT machine_id FROM bad_machines WHERE NOT ignored');
+  const res = await db.query<{ machine_id: string }>(
+    'SELECT machine_id FROM bad_machines WHERE NOT ignored AND (expires_at IS NULL OR expires_at > now())',
+  );
   return res.rows.map((r) => Number(r.machine_id));
+}
+
+export type Standing = 'good' | 'probation' | 'bad';
+
+/** A machine's standing: bad while marked, on probation once an expiring mark has run out, else good. */
+export async function machineStanding(
+  db: Db,
+  machineId: number,
+): Promise<{ standing: Standing; reason: string | null; expiresAt: string | null }> {
+  const res = await db.query<{ reason: string; ignored: boolean; expires_at: Date | null; active: boolean }>(
+    `SELECT reason, ignored, expires_at, (expires_at IS NULL OR expires_at > now()) AS active
+     FROM bad_machines WHERE machine_id = $1`,
+    [machineId],
+  );
+  const r = res.rows[0];
+  if (!r || r.ignored) return { standing: 'good', reason: null, expiresAt: null };
+  return {
+    standing: r.active ? 'bad' : 'probation',
+    reason: r.reason,
+    expiresAt: r.expires_at ? new Date(r.expires_at).toISOString() : null,
+  };
+}
+
+/**
+ * Machines resting after inconclusive verdicts within the window: more than `retries` of a kind a fresh
+ * rental may cure (`retryTypes`), or any other (ours, an operator's cancel, the market's) on the machine.
+ */
+export async function restingMachines(
+  db: Db,
+  o: { windowSec: number; retries: number; retryTypes: string[] },
+): Promise<number[]> {
+  const res = await db.query<{ machine_id: string }>(
+    `SELECT machine_id FROM instances
+     WHERE verdict = 'inconclusive' AND machine_id IS NOT NULL AND updated_at > now() - $1 * interval '1 second'
+     GROUP BY machine_id
+     HAVING count(*) FILTER (WHERE failure_type = ANY($3::text[])) > $2
+         OR count(*) FILTER (WHERE NOT (failure_type = ANY($3::text[]))) > 0`,
+    [o.windowSec, o.retries, o.retryTypes],
+  );
+  return res.rows.map((r) => Number(r.machine_id));
+}
+
+/**
+ * A machine on probation passed (promoted after a full batch): its expired mark and its failure counts
+ * go, so a later transient starts from one again. False when it was not on probation.
+ */
+export async function passProbation(db: Db, machineId: number): Promise<boolean> {
+  const res = await db.query(
+    'DELETE FROM bad_machines WHERE machine_id = $1 AND expires_at IS NOT NULL AND expires_at <= now() AND NOT ignored',
+    [machineId],
+  );
+  if (res.rowCount !== 1) return false;
+  await db.query('DELETE FROM machine_failures WHERE machine_id = $1', [machineId]);
+  return true;
 }
 
 export async function insertLogTail(db: Db, ids: RentalIds, source: string, text: string): Promise<void> {
@@ -183,6 +302,8 @@ export interface FleetRow {
   outcome: string | null;
   benchRate: number | null;
   dphTotal: number | null;
+  /** The bid of an interruptible rental ($/h); null for on-demand. */
+  bidDph: number | null;
 }
 
 /** Instances still rented: promoted ones and lifecycles that have not ended. */
@@ -195,7 +316,8 @@ export async function rentedRows(db: Db): Promise<FleetRow[]> {
     outcome: string | null;
     bench_rate: number | null;
     dph_total: number | null;
-  }>(`SELECT rental_key, workflow_id, offer_id, machine_id, outcome, bench_rate, dph_total FROM instances
+    bid_dph: number | null;
+  }>(`SELECT rental_key, workflow_id, offer_id, machine_id, outcome, bench_rate, dph_total, bid_dph FROM instances
       WHERE destroyed_at IS NULL AND (outcome IS NULL OR outcome = 'promoted')`);
   return res.rows.map((r) => ({
     rentalKey: r.rental_key,
@@ -205,6 +327,7 @@ export async function rentedRows(db: Db): Promise<FleetRow[]> {
     outcome: r.outcome,
     benchRate: r.bench_rate,
     dphTotal: r.dph_total,
+    bidDph: r.bid_dph,
   }));
 }
 
@@ -254,6 +377,8 @@ export interface MachineRecord {
   source: 'rule' | 'operator';
   ignored: boolean;
   markedAt: string;
+  /** When an expiring (transient) mark runs out; null for a mark that stands. */
+  expiresAt: string | null;
 }
 
 /** Every machine ever marked bad, ignored ones included (the CLI's `machines list`); newest first. */
@@ -264,8 +389,9 @@ export async function machineRecords(db: Db, machineId?: number): Promise<Machin
     source: 'rule' | 'operator';
     ignored: boolean;
     marked_at: Date;
+    expires_at: Date | null;
   }>(
-    `SELECT machine_id, reason, source, ignored, marked_at FROM bad_machines
+    `SELECT machine_id, reason, source, ignored, marked_at, expires_at FROM bad_machines
      WHERE $1::bigint IS NULL OR machine_id = $1 ORDER BY marked_at DESC, machine_id`,
     [machineId ?? null],
   );
@@ -275,6 +401,7 @@ export async function machineRecords(db: Db, machineId?: number): Promise<Machin
     source: r.source,
     ignored: r.ignored,
     markedAt: new Date(r.marked_at).toISOString(),
+    expiresAt: r.expires_at ? new Date(r.expires_at).toISOString() : null,
   }));
 }
 
@@ -300,5 +427,75 @@ export async function logTailsFor(db: Db, workflowId: string): Promise<LogTail[]
     source: r.source,
     text: r.text,
     at: new Date(r.at).toISOString(),
+  }));
+}
+
+/** Rentals started since `since`, with what the cost report needs (workflows/domain/policy/spend-report.ts). */
+/** What a watched rental's price moved to, with its cost counted up to the move (infra/sql/007_price_moves.sql). */
+export interface PriceMove {
+  dphTotal: number;
+  /** The raised bid of an interruptible rental ($/h); null leaves the recorded bid. */
+  bidDph: number | null;
+  /** Workflow time (ISO) the cost below is counted to. */
+  countedAt: string;
+  beforeVerdictUsd: number;
+  productionUsd: number;
+}
+
+/**
+ * The rental's billed price from now on. Idempotent, and an older move (a retried write) never
+ * overwrites a newer one; an ended rental keeps the figures its outcome recorded.
+ */
+export async function recordPriceMove(db: Db, ids: RentalIds, m: PriceMove): Promise<boolean> {
+  const res = await db.query(
+    `UPDATE instances SET dph_total = $2, bid_dph = COALESCE($3, bid_dph), cost_before_verdict_usd = $4,
+       cost_production_usd = $5, cost_counted_at = $6::timestamptz, updated_at = now()
+     WHERE rental_key = $1 AND destroyed_at IS NULL AND outcome IS DISTINCT FROM 'killed'
+       AND (cost_counted_at IS NULL OR cost_counted_at <= $6::timestamptz)`,
+    [ids.rentalKey, m.dphTotal, m.bidDph, m.beforeVerdictUsd, m.productionUsd, m.countedAt],
+  );
+  return (res.rowCount ?? 0) > 0;
+}
+
+export async function spendRows(db: Db, since: string): Promise<SpendRow[]> {
+  const res = await db.query<{
+    gpu_name: string | null;
+    outcome: 'promoted' | 'killed' | null;
+    failure_type: string | null;
+    created_at: Date;
+    dph_total: number | null;
+    rented_at: Date | null;
+    verdict_at: Date | null;
+    destroyed_at: Date | null;
+    time_scale: number;
+    cost_usd: number | null;
+    cost_before_verdict_usd: number | null;
+    cost_production_usd: number | null;
+    production_sec: number | null;
+    bench_rate: number | null;
+    cost_counted_at: Date | null;
+  }>(
+    `SELECT gpu_name, outcome, failure_type, created_at, dph_total, rented_at, verdict_at, destroyed_at, time_scale,
+            cost_usd, cost_before_verdict_usd, cost_production_usd, production_sec, bench_rate, cost_counted_at
+     FROM instances WHERE created_at >= $1 ORDER BY created_at`,
+    [since],
+  );
+  const iso = (d: Date | null) => (d === null ? null : d.toISOString());
+  return res.rows.map((r) => ({
+    gpuName: r.gpu_name,
+    outcome: r.outcome,
+    failureType: r.failure_type,
+    createdAt: r.created_at.toISOString(),
+    dph: r.dph_total,
+    rentedAt: iso(r.rented_at),
+    verdictAt: iso(r.verdict_at),
+    destroyedAt: iso(r.destroyed_at),
+    timeScale: r.time_scale,
+    costUsd: r.cost_usd,
+    beforeVerdictUsd: r.cost_before_verdict_usd,
+    productionUsd: r.cost_production_usd,
+    productionSec: r.production_sec,
+    benchRate: r.bench_rate,
+    costCountedAt: iso(r.cost_counted_at),
   }));
 }

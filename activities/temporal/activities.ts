@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import { instanceLabel, rentalKey } from '../../workflows/task-queues.js';
+import { instanceLabel, LIFECYCLE_WORKFLOW_TYPE, rentalKey } from '../../workflows/domain/task-queues.js';
 
 /** A running lifecycle and the keys its rental may have (the second: runs from before rental keys). */
 export interface RunningRental {
@@ -30,17 +30,6 @@ export function createTemporalActivities({ client }: { client: Client }) {
   }
 
   return {
-    /** Kept for fleet-scaler histories from before rental keys. */
-    async runningLifecycleIds(): Promise<string[]> {
-      const ids: string[] = [];
-      for await (const wf of client.workflow.list({
-        query: 'WorkflowType = "instanceLifecycle" AND ExecutionStatus = "Running"',
-      })) {
-        ids.push(wf.workflowId);
-      }
-      return ids;
-    },
-
     /**
      * Each running lifecycle with its rental's key. Visibility lists do not carry the first run id on
      * every server version, so it is read per running lifecycle (a fleet is tens of them).
@@ -48,7 +37,7 @@ export function createTemporalActivities({ client }: { client: Client }) {
     async runningRentals(): Promise<RunningRental[]> {
       const found: Array<{ workflowId: string; firstRunId: string }> = [];
       for await (const wf of client.workflow.list({
-        query: 'WorkflowType = "instanceLifecycle" AND ExecutionStatus = "Running"',
+        query: `WorkflowType = "${LIFECYCLE_WORKFLOW_TYPE}" AND ExecutionStatus = "Running"`,
       })) {
         found.push({ workflowId: wf.workflowId, firstRunId: wf.raw.firstRunId ?? '' });
       }

@@ -1,9 +1,12 @@
 import { Context, log, sleep } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { FailureType } from '../../workflows/failures.js';
-import type { OfferFacts, RentedInstance } from '../../workflows/types.js';
+import { FailureType } from '../../workflows/domain/failures.js';
+import { hostTaskQueue } from '../../workflows/domain/task-queues.js';
+import type { BidPolicy, OfferFacts, RentedInstance } from '../../workflows/domain/types.js';
+import { rentWithBid } from './bids.js';
 import { type VastClient, VastHttpError } from './client.js';
 import { backoffMs, toVastFailure } from './errors.js';
+import { carriedTokenExpiry, tokenExpiry } from './host-token-expiry.js';
 import { billedDph, expectedDph } from './pricing.js';
 import type { Instance, Offer } from './schemas.js';
 import { type InstanceReading, readInstanceState, stoppingEvidence } from './instance-state.js';
@@ -12,7 +15,17 @@ export interface VastActivityDeps {
   vast: VastClient;
   /** Environment a rented host needs to poll its own queue; comes from the worker's config, never from history. */
   hostEnv: Record<string, string>;
+  /**
+   * Mints the rental's own Temporal credential (workers/setup/host-token.ts) when the worker holds the
+   * host token key: it goes into the instance's env only, never into the activity's result or a log.
+   */
+  hostToken?: (rental: { namespace: string; label: string; workflowId: string }) => string;
   pollIntervalMs?: number;
+  /**
+   * SIM_TIME_SCALE when the worker runs against the simulators (their proofs are that much shorter); 1 in
+   * production. Returned with each rental so the lifecycle scales its plausibility bounds (policy/claims.ts).
+   */
+  clockScale?: number;
 }
 
 export interface RentOfferInput {
@@ -21,6 +34,8 @@ export interface RentOfferInput {
   image: string;
   diskGb: number;
   hostTaskQueue: string;
+  /** Rent as an interruptible instance, bidding by this policy (absent: on-demand). */
+  bid?: BidPolicy;
 }
 
 export interface AwaitRunningInput {
@@ -71,10 +86,12 @@ export function offerFacts(offer: Offer, diskGb: number): OfferFacts {
     hostId: offer.host_id,
     gpuName: offer.gpu_name,
     numGpus: offer.num_gpus,
+    gpuRamMb: offer.gpu_ram,
     cpuRamMb: ramShareMb(offer.cpu_ram, offer.cpu_cores, offer.cpu_cores_effective),
     dphTotal: expectedDph(offer, diskGb),
     searchedDph: offer.dph_total,
     storageCost: offer.storage_cost ?? null,
+    minBid: offer.min_bid ?? null,
   };
 }
 
@@ -87,6 +104,7 @@ function allocatedStorage(query: Record<string, unknown>): number | null {
 export function createVastActivities(deps: VastActivityDeps) {
   const { vast } = deps;
   const pollMs = deps.pollIntervalMs ?? 10_000;
+  const clockScale = deps.clockScale ?? 1;
 
   async function call<T>(fn: () => Promise<T>, context: { offerId?: number } = {}): Promise<T> {
     try {
@@ -99,6 +117,16 @@ export function createVastActivities(deps: VastActivityDeps) {
   async function findByLabel(label: string): Promise<Instance | undefined> {
     const found = await vast.listInstances({ label: { eq: label } });
     return found.find((i) => i.label === label);
+  }
+
+  /** An instance found by our label, taken as this rental: the price Vast bills it, its bid, its token's expiry. */
+  function adopt(mine: Instance, facts: OfferFacts, bid: BidPolicy | undefined): RentedInstance {
+    return {
+      instanceId: mine.id,
+      offer: { ...facts, dphTotal: billedDph(mine) ?? facts.dphTotal },
+      ...adoptedBid(bid, mine),
+      ...carriedTokenExpiry(mine, deps.hostToken !== undefined),
+    };
   }
 
   /**
@@ -130,8 +158,7 @@ export function createVastActivities(deps: VastActivityDeps) {
       log.warn(
         `create of offer ${input.offerId} answered ${errText(err)}, but instance ${mine.id} carries our label: adopted`,
       );
-      const facts = offerFacts(offer, input.diskGb);
-      return { instanceId: mine.id, offer: { ...facts, dphTotal: billedDph(mine) ?? facts.dphTotal } };
+      return adopt(mine, offerFacts(offer, input.diskGb), input.bid);
     }
     throw toVastFailure(err, attempt, { offerId: input.offerId });
   }
@@ -167,6 +194,96 @@ export function createVastActivities(deps: VastActivityDeps) {
     return { alreadyGone };
   }
 
+  /** The instance's env: the worker's host settings, the rental's queue and, with a token key, its own token. */
+  function hostEnvFor(input: RentOfferInput): Record<string, string> {
+    const env = { ...deps.hostEnv, HOST_TASK_QUEUE: input.hostTaskQueue, INSTANCE_LABEL: input.label };
+    if (!deps.hostToken) return env;
+    const internal = (message: string) =>
+      ApplicationFailure.create({ type: FailureType.Internal, message, nonRetryable: true });
+    // The server lets a token poll host/<label> only: another queue would leave the host polling in vain.
+    if (input.hostTaskQueue !== hostTaskQueue(input.label)) {
+      throw internal(`host queue ${input.hostTaskQueue} is not ${hostTaskQueue(input.label)}: no host token fits it`);
+    }
+    const { namespace, workflowExecution } = Context.current().info;
+    if (!workflowExecution) throw internal('rentOffer ran outside a workflow: no lifecycle to bind a host token to');
+    try {
+      const token = deps.hostToken({ namespace, label: input.label, workflowId: workflowExecution.workflowId });
+      return { ...env, TEMPORAL_API_KEY: token };
+    } catch (err) {
+      throw internal(`no host token for this rental: ${errText(err)}`);
+    }
+  }
+
+  /** Creates the instance once per label (a retry finds the first by its label). */
+  async function rent(input: RentOfferInput): Promise<RentedInstance> {
+    const mine = await call(() => findByLabel(input.label));
+    // A bid search shows the offer with the min_bid that matters for an interruptible rental (vast-api.md §1.3).
+    const reread = async () =>
+      (
+        await call(
+          () =>
+            vast.searchOffers({
+              id: { eq: input.offerId },
+              rentable: { eq: true },
+              allocated_storage: input.diskGb,
+              ...(input.bid ? { type: 'bid' } : {}),
+            }),
+          { offerId: input.offerId },
+        )
+      ).find((o) => o.id === input.offerId);
+    const offer = await reread();
+    if (mine) {
+      // RAM is the renter's share either way: from the offer, or from the instance's own cores.
+      return adopt(mine, offer ? offerFacts(offer, input.diskGb) : factsFromInstance(input.offerId, mine), input.bid);
+    }
+    if (!offer) {
+      throw ApplicationFailure.create({
+        type: FailureType.OfferUnavailable,
+        message: `offer ${input.offerId} is no longer listed as rentable`,
+        nonRetryable: true,
+        details: [{ offerId: input.offerId }],
+      });
+    }
+    const env = hostEnvFor(input);
+    const create = (price?: number) =>
+      vast.createInstance(input.offerId, {
+        image: input.image,
+        disk: input.diskGb,
+        label: input.label,
+        env,
+        ...(price === undefined ? {} : { price }),
+      });
+    if (input.bid) {
+      try {
+        const r = await rentWithBid(input.offerId, offer, input.bid, { vast, create, destroyAndConfirm, reread });
+        const facts = offerFacts(r.offer, input.diskGb);
+        // Vast bills an interruptible instance its bid; read back what it bills, storage included.
+        const storage = typeof r.offer.dph_base === 'number' ? facts.dphTotal - r.offer.dph_base : 0;
+        const billed = (await readBilledDph(r.instanceId)) ?? r.bid.priceDph + storage;
+        return {
+          instanceId: r.instanceId,
+          offer: { ...facts, dphTotal: billed },
+          bid: r.bid,
+          ...tokenExpiry(env.TEMPORAL_API_KEY),
+        };
+      } catch (err) {
+        if (err instanceof ApplicationFailure) throw err;
+        return await afterFailedCreate(err, input, offer);
+      }
+    }
+    try {
+      const instanceId = await create();
+      const facts = offerFacts(offer, input.diskGb);
+      return {
+        instanceId,
+        offer: { ...facts, dphTotal: (await readBilledDph(instanceId)) ?? facts.dphTotal },
+        ...tokenExpiry(env.TEMPORAL_API_KEY),
+      };
+    } catch (err) {
+      return await afterFailedCreate(err, input, offer);
+    }
+  }
+
   return {
     /**
      * Re-reads the offer priced for our disk, then rents it and reads the price Vast bills on the
@@ -175,37 +292,8 @@ export function createVastActivities(deps: VastActivityDeps) {
      * garbled one, an error that may have raced a late request).
      */
     async rentOffer(input: RentOfferInput): Promise<RentedInstance> {
-      const mine = await call(() => findByLabel(input.label));
-      const offers = await call(
-        () => vast.searchOffers({ id: { eq: input.offerId }, rentable: { eq: true }, allocated_storage: input.diskGb }),
-        { offerId: input.offerId },
-      );
-      const offer = offers.find((o) => o.id === input.offerId);
-      if (mine) {
-        // RAM is the renter's share either way: from the offer, or from the instance's own cores.
-        const facts = offer ? offerFacts(offer, input.diskGb) : factsFromInstance(input.offerId, mine);
-        return { instanceId: mine.id, offer: { ...facts, dphTotal: billedDph(mine) ?? facts.dphTotal } };
-      }
-      if (!offer) {
-        throw ApplicationFailure.create({
-          type: FailureType.OfferUnavailable,
-          message: `offer ${input.offerId} is no longer listed as rentable`,
-          nonRetryable: true,
-          details: [{ offerId: input.offerId }],
-        });
-      }
-      try {
-        const instanceId = await vast.createInstance(input.offerId, {
-          image: input.image,
-          disk: input.diskGb,
-          label: input.label,
-          env: { ...deps.hostEnv, HOST_TASK_QUEUE: input.hostTaskQueue, INSTANCE_LABEL: input.label },
-        });
-        const facts = offerFacts(offer, input.diskGb);
-        return { instanceId, offer: { ...facts, dphTotal: (await readBilledDph(instanceId)) ?? facts.dphTotal } };
-      } catch (err) {
-        return await afterFailedCreate(err, input, offer);
-      }
+      const rented = await rent(input);
+      return clockScale === 1 ? rented : { ...rented, clockScale };
     },
 
     /** Offer search in Vast's query format; rows that lack what we need are dropped, counted and logged. */
@@ -251,6 +339,12 @@ export function createVastActivities(deps: VastActivityDeps) {
      */
     async instanceState(instanceId: number): Promise<InstanceReading> {
       return readInstanceState(vast, instanceId);
+    },
+
+    /** A new bid for an interruptible instance ($/h); Vast answers `{"success": true}`. */
+    async changeBid(input: { instanceId: number; priceDph: number }): Promise<{ priceDph: number }> {
+      await call(() => vast.changeBid(input.instanceId, input.priceDph));
+      return { priceDph: input.priceDph };
     },
 
     /** Polls until running; fails fast on states the docs say never reach running. */
@@ -333,6 +427,25 @@ function neverRunning(instanceId: number, message: string, last: Instance | null
       },
     ],
   });
+}
+
+/** An interruptible rental adopted by its label (a lost create answer): its bid is what Vast bills for compute. */
+function adoptedBid(policy: BidPolicy | undefined, inst: Instance): { bid?: RentedInstance['bid'] } {
+  if (!policy) return {};
+  const price = typeof inst.dph_base === 'number' ? inst.dph_base : (billedDph(inst) ?? policy.maxBidDph);
+  const minBid = typeof inst.min_bid === 'number' ? inst.min_bid : null;
+  const at = new Date().toISOString();
+  return {
+    bid: {
+      priceDph: price,
+      atRentDph: price,
+      policy,
+      history: {
+        bids: [{ at, priceDph: price, minBidDph: minBid, why: 'rent' }],
+        prices: [{ at, minBidDph: minBid, status: inst.actual_status ?? null }],
+      },
+    },
+  };
 }
 
 /** Facts of an instance found by its label (a lost create answer): RAM is the renter's share, as from the offer. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import {
+  ChangeBidResponseSchema,
   CreateResponseSchema,
   OfferSchema,
   ErrorBodySchema,
@@ -79,6 +80,12 @@ export interface CreateInstanceRequest {
   label: string;
   env: Record<string, string>;
   onstart?: string;
+  /**
+   * Bid in $/h for an interruptible instance (Vast's `price`); absent for on-demand. With a bid,
+   * `cancel_unavail` is false, the docs' default for interruptibles: a bid under min_bid makes a
+   * stopped instance and an error naming it (dstack's api_client.py), which the caller destroys.
+   */
+  price?: number;
 }
 
 /** Typed client for the renter side of the Vast.ai REST API (../shared/reference/vast-api.md). */
@@ -117,7 +124,15 @@ export class VastClient {
 
   /** PUT /asks/{id}/ ; an error body that still names a new_contract is surfaced so the caller destroys it. */
   async createInstance(offerId: number, req: CreateInstanceRequest): Promise<number> {
-    const body = { client_id: 'me', price: null, runtype: 'args', cancel_unavail: true, force: false, ...req };
+    const { price, ...rest } = req;
+    const body = {
+      client_id: 'me',
+      price: price ?? null,
+      runtype: 'args',
+      cancel_unavail: price === undefined,
+      force: false,
+      ...rest,
+    };
     const res = await this.request('PUT', `/api/v0/asks/${offerId}/`, body, CreateResponseSchema);
     if (!res.success || res.new_contract === undefined) {
       throw new VastHttpError(
@@ -160,6 +175,16 @@ export class VastClient {
       token = res.next_token;
     } while (token);
     return all;
+  }
+
+  /** PUT /instances/bid_price/{id}/ : the new bid ($/h) for an interruptible instance. */
+  async changeBid(instanceId: number, priceDph: number): Promise<void> {
+    await this.request(
+      'PUT',
+      `/api/v0/instances/bid_price/${instanceId}/`,
+      { client_id: 'me', price: priceDph },
+      ChangeBidResponseSchema,
+    );
   }
 
   async destroyInstance(instanceId: number): Promise<void> {

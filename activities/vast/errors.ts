@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { FailureType } from '../../workflows/failures.js';
+import { FailureType } from '../../workflows/domain/failures.js';
 import { VastHttpError, VastNetworkError, VastResponseShapeError } from './client.js';
 
 const OFFER_GONE = /no_such_ask|\b3603\b|no longer available|not available/i;

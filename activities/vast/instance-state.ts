@@ -11,12 +11,37 @@ export interface InstanceReading {
   /** $/h Vast bills now (0 when unknown). */
   dph: number;
   unreadable?: string;
+  /** What an interruptible rental is judged by (absent when Vast was not read or the instance is gone). */
+  market?: {
+    /** $/h, the lowest bid that keeps an interruptible instance running now; null when Vast did not say. */
+    minBidDph: number | null;
+    isBid: boolean | null;
+    intendedStatus: string | null;
+    curState: string | null;
+    nextState: string | null;
+    statusMsg: string | null;
+  };
 }
 
 export async function readInstanceState(vast: VastClient, instanceId: number): Promise<InstanceReading> {
   try {
     const inst = await vast.showInstance(instanceId);
-    return { status: inst?.actual_status ?? null, dph: inst?.dph_total ?? 0 };
+    return {
+      status: inst?.actual_status ?? null,
+      dph: inst?.dph_total ?? 0,
+      ...(inst
+        ? {
+            market: {
+              minBidDph: inst.min_bid ?? null,
+              isBid: inst.is_bid ?? null,
+              intendedStatus: inst.intended_status ?? null,
+              curState: inst.cur_state ?? null,
+              nextState: inst.next_state ?? null,
+              statusMsg: inst.status_msg ?? null,
+            },
+          }
+        : {}),
+    };
   } catch (err) {
     if (err instanceof VastHttpError && err.isInstanceGone) return { status: null, dph: 0 };
     return { status: null, dph: 0, unreadable: err instanceof Error ? err.message : String(err) };

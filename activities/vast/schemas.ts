@@ -25,6 +25,9 @@ export const OfferSchema = z.looseObject({
   cuda_max_good: z.number().nullish(),
   rentable: z.boolean().nullish(),
   verification: z.string().nullish(),
+  /** $/h, the lowest interruptible bid Vast takes now (vast-api.md §1.7); it moves with the market. */
+  min_bid: z.number().nonnegative().nullish(),
+  is_bid: z.boolean().nullish(),
 });
 export type Offer = z.infer<typeof OfferSchema>;
 
@@ -63,6 +66,10 @@ export const InstanceSchema = z.looseObject({
   storage_cost: z.number().nullish(),
   disk_space: z.number().nullish(),
   start_date: z.number().nullish(),
+  /** $/h, the lowest bid that keeps an interruptible instance running now. */
+  min_bid: z.number().nullish(),
+  /** True for an interruptible (bid) instance. */
+  is_bid: z.boolean().nullish(),
 });
 export type Instance = z.infer<typeof InstanceSchema>;
 
@@ -73,6 +80,9 @@ export const ListInstancesResponseSchema = z.looseObject({
   instances: z.array(InstanceSchema),
   next_token: z.string().nullable().optional(),
 });
+
+/** PUT /api/v0/instances/bid_price/{id}/ answers `{"success": true}` (Vast's OpenAPI page for change bid). */
+export const ChangeBidResponseSchema = z.looseObject({ success: z.boolean().optional(), msg: z.string().optional() });
 
 export const ErrorBodySchema = z.looseObject({
   success: z.boolean().optional(),

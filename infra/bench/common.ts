@@ -1,6 +1,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
 import type { SimStack } from '../dev/sim-stack.js';
+import { mapLimit } from '../dev/map-limit.js';
+
+/** Where every bench writes its result files (and a long run its partial ones): beside the bench. */
+export const RESULTS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results');
 
 export const log = (m: string) => console.error(`[bench] ${m}`);
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -41,16 +47,12 @@ export async function waitForVerdicts(
 
 /** Cancels the lifecycles (each destroys its instance) and waits until the simulator has none running. */
 export async function releaseAll(stack: SimStack, workflowIds: string[], timeoutMs: number): Promise<number> {
-  for (let i = 0; i < workflowIds.length; i += 20) {
-    await Promise.all(
-      workflowIds.slice(i, i + 20).map((id) =>
-        stack.client.workflow
-          .getHandle(id)
-          .cancel()
-          .catch(() => undefined),
-      ),
-    );
-  }
+  await mapLimit(workflowIds, 20, (id) =>
+    stack.client.workflow
+      .getHandle(id)
+      .cancel()
+      .catch(() => undefined),
+  );
   const deadline = Date.now() + timeoutMs;
   while (stack.vast.ledger().some((r) => !r.destroyed) && Date.now() < deadline) await sleep(500);
   return stack.vast.ledger().filter((r) => !r.destroyed).length;

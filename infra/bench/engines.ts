@@ -7,8 +7,9 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import pg from 'pg';
 import { startDevServer } from '../temporal/dev-server.js';
 import { startProductionServer } from '../temporal/production-server.js';
-import { log, processCpuSec, processRssMiB, round } from './common.js';
+import { log, processCpuSec, processRssMiB, RESULTS_DIR, round } from './common.js';
 import { scaleBench } from './scale.js';
+import { DEFAULT_MIN_RATE } from '../../workflows/domain/policy/defaults.js';
 
 /**
  * `npx tsx infra/bench/engines.ts --n 200 [--engine production|dev|both]`: the scale bench (scale.ts) on
@@ -64,7 +65,7 @@ function backendCpu(admin: pg.Client, databases: string[]) {
 }
 
 const results = [];
-const partial = path.join(ROOT, 'bench-results', `partial-engines-${process.pid}.json`);
+const partial = path.join(RESULTS_DIR, `partial-engines-${process.pid}.json`);
 mkdirSync(path.dirname(partial), { recursive: true });
 for (const engine of engines) {
   log(`engines: n=${n} on the ${engine} engine`);
@@ -94,7 +95,7 @@ for (const engine of engines) {
       rampSec: n / rampPerSec,
       hostsPerFarm: 250,
       slowShare: 0.2,
-      minRate: 29,
+      minRate: DEFAULT_MIN_RATE,
     });
     clearInterval(sampler);
     await backends?.sample();
@@ -130,12 +131,8 @@ const result = {
   },
   results,
 };
-mkdirSync(path.join(ROOT, 'bench-results'), { recursive: true });
-const file = path.join(
-  ROOT,
-  'bench-results',
-  `full-${result.date.slice(0, 10)}-engines-n${n}-${Date.now().toString(36)}.json`,
-);
+mkdirSync(RESULTS_DIR, { recursive: true });
+const file = path.join(RESULTS_DIR, `full-${result.date.slice(0, 10)}-engines-n${n}-${Date.now().toString(36)}.json`);
 writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
 rmSync(partial, { force: true });
 console.table(

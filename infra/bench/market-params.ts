@@ -1,3 +1,4 @@
+import { DEFAULT_DISK_GB, DEFAULT_MIN_RATE } from '../../workflows/domain/policy/defaults.js';
 /**
  * The market of the market bench (`npm run bench -- --only market`), fixed before any policy is judged
  * against it. Every rate names where it comes from. Change a number only in a commit that says why.
@@ -172,11 +173,14 @@ export const MARKET_PARAMS = {
   fleet: {
     targetRate: { value: 300, source: 'bench choice: a fleet of a few good hosts (proofs/h)' },
     maxDph: { value: 6, source: 'bench choice: budget in $/h' },
-    minRate: { value: 29, source: 'seeds: 29.0 proofs/h was the keep/kill bar in use' },
+    minRate: {
+      value: DEFAULT_MIN_RATE,
+      source: 'seeds: 29.0 proofs/h was the keep/kill bar in use (DEFAULT_MIN_RATE)',
+    },
     maxInstances: { value: 12, source: 'bench choice' },
     maxConcurrentBenchmarks: { value: 4, source: 'bench choice' },
     explorationSlots: { value: 1, source: 'bench choice: one never-benchmarked GPU model per scaler run' },
-    diskGb: { value: 200, source: 'workflows/policy/defaults.ts DEFAULT_DISK_GB' },
+    diskGb: { value: DEFAULT_DISK_GB, source: 'workflows/domain/policy/defaults.ts DEFAULT_DISK_GB' },
     /** Before a host proves: boot (loading), paramfetch, daemon start. */
     bootSec: {
       value: 30 + 240 + 45,

@@ -1,5 +1,5 @@
-import { DEFAULT_CONCURRENCY } from '../../workflows/policy/defaults.js';
-import { planBenchmark } from '../../workflows/policy/concurrency.js';
+import { DEFAULT_CONCURRENCY } from '../../workflows/domain/policy/defaults.js';
+import { planBenchmark } from '../../workflows/domain/policy/concurrency.js';
 import { type SimOffer, SimOfferSchema } from '../sim/scenario.js';
 import { DEFAULT_ALLOCATED_STORAGE_GB, simBilledDph, simStorageDph } from '../sim/vast/pricing.js';
 import { MARKET_PARAMS, type MarketParams } from './market-params.js';

@@ -1,15 +1,17 @@
 import { compressedLifecycle, startSimStack } from '../dev/sim-stack.js';
 import { instanceLifecycle } from '../../workflows/index.js';
+import { CONTROL_TASK_QUEUE } from '../../workflows/domain/task-queues.js';
 import { farmBooter, spawnHostFarm } from '../sim/farm/client.js';
 import { type SimOffer, SimOfferSchema } from '../sim/scenario.js';
 import { log, releaseAll, round, type Verdict, waitForVerdicts } from './common.js';
+import { DEFAULT_MIN_RATE } from '../../workflows/domain/policy/defaults.js';
 
 /**
  * Money: the seeded fleet under the seeds' original policy (one 45-min benchmark timer, the full
  * 12-proof batch, no early stop) and under ours (early stop), side by side in one run so both see
  * the same machine load: GPU-dollars on bad hosts, per promoted host, and time to kill.
  */
-const MIN_RATE = 29;
+const MIN_RATE = DEFAULT_MIN_RATE;
 const POLICIES = [
   { name: 'baseline', earlyStopAfterProofs: 0, idOffset: 0 },
   { name: 'early-stop', earlyStopAfterProofs: 3, idOffset: 500_000_000 },
@@ -39,7 +41,7 @@ export async function moneyBench(catalogue: SimOffer[], timeScale: number) {
     await Promise.all(
       runs.map((r) =>
         stack.client.workflow.start(instanceLifecycle, {
-          taskQueue: 'gpu-fleet-control',
+          taskQueue: CONTROL_TASK_QUEUE,
           workflowId: idOf(r),
           args: [
             {

@@ -5,10 +5,11 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { CatalogueSchema } from '../sim/scenario.js';
-import { log } from './common.js';
+import { log, RESULTS_DIR } from './common.js';
 import { marketBench, type MarketResult, marketTable } from './market-bench.js';
 import { moneyBench } from './money.js';
 import { scaleBench } from './scale.js';
+import { DEFAULT_MIN_RATE } from '../../workflows/domain/policy/defaults.js';
 
 /**
  * `npm run bench`: measures the fleet through the real dev server, Postgres and the simulators.
@@ -16,7 +17,7 @@ import { scaleBench } from './scale.js';
  *  2. scale (scale.ts): N concurrent lifecycles on the host farm: throughput, decision latency,
  *     history size, CPU and RSS of the control worker, the farm and the Temporal server;
  *  3. market (market-bench.ts): a seeded market day under the seeds' old policy, ours and the oracle.
- * Results: bench-results/<smoke|full>-<date>.json and tables on stdout.
+ * Results: infra/bench/results/<smoke|full>-<date>.json and tables on stdout.
  */
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const USAGE = `usage: npm run bench -- [--smoke] [--only money|scale|market] [--n 10,100,500,1000]
@@ -104,7 +105,7 @@ async function main() {
   let money = null;
   if (opt.money) money = await moneyBench(fleet, opt.moneyTimeScale);
   const scale = [];
-  const partial = path.join(ROOT, 'bench-results', `partial-scale-${process.pid}.json`);
+  const partial = path.join(RESULTS_DIR, `partial-scale-${process.pid}.json`);
   if (opt.scale) {
     mkdirSync(path.dirname(partial), { recursive: true });
     for (const n of opt.ns) {
@@ -116,7 +117,7 @@ async function main() {
           rampSec: n / opt.rampPerSec,
           hostsPerFarm: opt.hostsPerFarm,
           slowShare: 0.2,
-          minRate: 29,
+          minRate: DEFAULT_MIN_RATE,
         }),
       );
       // A long run keeps what it measured so far.
@@ -140,7 +141,7 @@ async function main() {
     scale,
     market,
   };
-  mkdirSync(path.join(ROOT, 'bench-results'), { recursive: true });
+  mkdirSync(RESULTS_DIR, { recursive: true });
   // A scale-only run names its sizes, so runs of different sizes on one day do not overwrite each other.
   const part =
     opt.money && opt.scale && opt.market
@@ -152,7 +153,7 @@ async function main() {
           : opt.market && !opt.money && !opt.scale
             ? `-market-${opt.marketHours}h`
             : '';
-  const base = path.join(ROOT, 'bench-results', `${opt.smoke ? 'smoke' : 'full'}-${result.date.slice(0, 10)}${part}`);
+  const base = path.join(RESULTS_DIR, `${opt.smoke ? 'smoke' : 'full'}-${result.date.slice(0, 10)}${part}`);
   const file = opt.smoke ? `${base}.json` : unusedName(base);
   writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
   if (money) {

@@ -2,10 +2,12 @@ import type { temporal as proto } from '@temporalio/proto';
 import type pg from 'pg';
 import protoPkg from '@temporalio/proto';
 import { compressedLifecycle, startSimStack } from '../dev/sim-stack.js';
-import { DEFAULT_TIMEOUTS } from '../../workflows/policy/defaults.js';
+import { DEFAULT_TIMEOUTS } from '../../workflows/domain/policy/defaults.js';
 import { instanceLifecycle } from '../../workflows/index.js';
+import { CONTROL_TASK_QUEUE } from '../../workflows/domain/task-queues.js';
 import { farmBooter, spawnHostFarms } from '../sim/farm/client.js';
 import { type SimOffer, SimOfferSchema } from '../sim/scenario.js';
+import { mapLimit } from '../dev/map-limit.js';
 import {
   log,
   pct,
@@ -61,21 +63,6 @@ function fleet(n: number, slowShare: number): SimOffer[] {
       },
     });
   });
-}
-
-/** Runs `fn` over `items`, `limit` at a time. */
-async function pool<T, R>(items: T[], limit: number, fn: (t: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array<R>(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        out[i] = await fn(items[i]!);
-      }
-    }),
-  );
-  return out;
 }
 
 type Timestamp = { seconds?: { toNumber(): number } | number | null; nanos?: number | null } | null | undefined;
@@ -178,7 +165,7 @@ export async function scaleBench(o: ScaleOptions) {
     const starting = offers.map(async (offer, i) => {
       await sleep((i * o.rampSec * 1000) / o.n);
       await stack.client.workflow.start(instanceLifecycle, {
-        taskQueue: 'gpu-fleet-control',
+        taskQueue: CONTROL_TASK_QUEUE,
         workflowId: ids[i]!,
         args: [
           {
@@ -217,7 +204,7 @@ export async function scaleBench(o: ScaleOptions) {
       300_000,
     );
 
-    const perLifecycle = await pool(ids, 8, async (id) => {
+    const perLifecycle = await mapLimit(ids, 8, async (id) => {
       const history = await stack.client.workflow.getHandle(id).fetchHistory();
       const events = history.events ?? [];
       const end = benchmarkEnd(events);

@@ -3,12 +3,13 @@ import { NativeConnection } from '@temporalio/worker';
 import type pg from 'pg';
 import { createPool } from '../../activities/store/pool.js';
 import { startEmbeddedPostgres } from '../db/embedded-postgres.js';
-import type { SimOffer } from '../sim/scenario.js';
+import { type SimOffer, timeScale } from '../sim/scenario.js';
 import type { HostBooter } from '../sim/vast/host-boot.js';
 import { startVastSim, type VastSim } from '../sim/vast/server.js';
 import { migrate } from '../sql/migrate.js';
 import { type DevServer, type DevServerOptions, startDevServer } from '../temporal/dev-server.js';
-import { createControlWorker } from '../../workers/control-worker-factory.js';
+import { createControlWorker } from '../../workers/setup/control-worker-factory.js';
+import { DEFAULT_TIMEOUTS, DEFAULT_WATCH } from '../../workflows/domain/policy/defaults.js';
 
 export interface SimStack {
   temporal: DevServer;
@@ -55,6 +56,8 @@ export async function startSimStack(
       VAST_API_KEY: apiKey,
       HOST_TEMPORAL_ADDRESS: temporal.address,
       VAST_POLL_INTERVAL_MS: 250,
+      // The simulated hosts' proofs are compressed by it: so are the plausibility bounds.
+      SIM_TIME_SCALE: timeScale(),
     },
     pool,
     { connection: nativeConnection, client },
@@ -103,21 +106,26 @@ export async function startSimStack(
   };
 }
 
-/** Production durations compressed by the simulators' factor; windows that would shrink below a
- * process start-up on a loaded 2-core machine keep a floor. */
+/**
+ * The production durations (DEFAULT_TIMEOUTS, DEFAULT_WATCH) compressed by the simulators' factor;
+ * windows that would shrink below a process start-up on a loaded 2-core machine keep a floor (seconds).
+ * storeRetrySec is left at its default: it is the store's own retry, not a host's pace.
+ */
 export function compressedLifecycle(scale: number) {
+  const t = DEFAULT_TIMEOUTS;
+  const at = (sec: number, floorSec = 0) => Math.max(floorSec, sec * scale);
   return {
     timeouts: {
-      waitRunningSec: 1200 * scale,
-      hostConnectSec: Math.max(30, 600 * scale),
-      paramfetchSec: 3600 * scale,
-      paramfetchStallSec: Math.max(20, 300 * scale),
-      daemonReadySec: Math.max(20, 300 * scale),
-      proofDeadlineSec: Math.max(20, 1200 * scale),
-      benchmarkSec: 2700 * scale,
+      waitRunningSec: at(t.waitRunningSec),
+      hostConnectSec: at(t.hostConnectSec, 30),
+      paramfetchSec: at(t.paramfetchSec),
+      paramfetchStallSec: at(t.paramfetchStallSec, 20),
+      daemonReadySec: at(t.daemonReadySec, 20),
+      proofDeadlineSec: at(t.proofDeadlineSec, 20),
+      benchmarkSec: at(t.benchmarkSec),
       // Three heartbeat gaps (heartbeatThrottleSec) per timeout, as in production (60 s / 20 s).
-      heartbeatSec: Math.max(10, 60 * scale),
+      heartbeatSec: at(t.heartbeatSec, 10),
     },
-    watch: { intervalSec: 300 * scale },
+    watch: { intervalSec: at(DEFAULT_WATCH.intervalSec) },
   };
 }

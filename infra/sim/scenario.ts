@@ -11,6 +11,31 @@ export const HostScenarioSchema = z.object({
   pceExtractSec: z.number().nonnegative().default(70),
   startupSec: z.number().nonnegative().default(45),
   paramfetchSec: z.number().nonnegative().default(240),
+  /**
+   * What the fitness gate finds on this machine. Unset GPU fields default to what the offer claims, so
+   * a host lies by setting them. Disk and link speeds are real-world (not compressed by SIM_TIME_SCALE).
+   */
+  machine: z
+    .object({
+      gpus: z.number().int().nonnegative().optional(),
+      /** nvidia-smi's name; default "NVIDIA <gpu_name>". */
+      gpuName: z.string().min(1).optional(),
+      /** nvidia-smi's memory.total in MiB; default the offer's gpu_ram. */
+      vramMiB: z.number().int().positive().optional(),
+      driver: z.enum(['ok', 'broken', 'mismatch']).default('ok'),
+      /** default the offer's cuda_max_good, else 12.4. */
+      cudaVersion: z.number().positive().optional(),
+      diskFreeGiB: z.number().nonnegative().default(1500),
+      diskWriteMBps: z.number().positive().default(2000),
+      /**
+       * Mb/s of the link the download sample measures; unset: no sample URL, the download is not judged
+       * (on a loaded two-core machine the simulator's own CPU would bound the sample, not this figure).
+       */
+      downMbps: z.number().positive().optional(),
+      /** Whether the image carries the benchmark's C1 input at C1_PATH. */
+      c1: z.enum(['present', 'absent']).default('present'),
+    })
+    .prefault({}),
   faults: z
     .object({
       /** Building the PCE with more partition workers than this OOM-kills the daemon (125 GB hosts). */
@@ -29,6 +54,11 @@ export const HostScenarioSchema = z.object({
       degradeFactor: z.number().min(1).default(4),
       /** Proof answers that break the contract: `garbage` (wrong job id, empty proof, absurd timing) or `oversized` (over 128 MiB). */
       badResponses: z.enum(['none', 'garbage', 'oversized']).default('none'),
+      /**
+       * A host that lies about its work: `fast` answers every proof in 1 % of its time (no real proving, a
+       * rate no GPU can do); `uniform` answers each after exactly `proofSec` with identical timings (scripted).
+       */
+      forgedTimings: z.enum(['none', 'fast', 'uniform']).default('none'),
     })
     .default({
       transportDrops: 0,
@@ -38,6 +68,7 @@ export const HostScenarioSchema = z.object({
       paramfetch: 'ok',
       degradeFactor: 4,
       badResponses: 'none',
+      forgedTimings: 'none',
     }),
 });
 export type HostScenario = z.infer<typeof HostScenarioSchema>;
@@ -59,6 +90,16 @@ export const InstanceScenarioSchema = z.object({
   afterDestroy: z.enum(['null', '404-no_such_instance', '404-not_found']).default('null'),
   /** Instance fields this row's instance serves as null (Vast's SDK types nearly all of them nullable). */
   nullFields: z.array(z.string()).default([]),
+});
+
+/** The offer's interruptible market: its `min_bid` now and how it moves on the simulator's clock. */
+export const MarketScenarioSchema = z.object({
+  /** $/h at the start (default: 60 % of the compute price). */
+  minBid: z.number().positive().optional(),
+  /** Steps: from `atSec` seconds after the simulator started, min_bid is `minBid`. A rise past a bid stops that instance. */
+  minBidPath: z.array(z.object({ atSec: z.number().nonnegative(), minBid: z.number().positive() })).default([]),
+  /** Searches show the min_bid of this many seconds ago: a listing that lags the market, so a bid placed on it can be too low. */
+  searchLagSec: z.number().nonnegative().default(0),
 });
 
 export const SimOfferSchema = z.looseObject({
@@ -84,8 +125,14 @@ export const SimOfferSchema = z.looseObject({
       instance: InstanceScenarioSchema.default(InstanceScenarioSchema.parse({})),
       /** Offer fields this row serves as null in searches (cpu_ram, dph_total, cuda_max_good... are nullable in Vast's SDK). */
       offerNullFields: z.array(z.string()).default([]),
+      market: MarketScenarioSchema.default({ minBidPath: [], searchLagSec: 0 }),
     })
-    .default({ host: HostScenarioSchema.parse({}), instance: InstanceScenarioSchema.parse({}), offerNullFields: [] }),
+    .default({
+      host: HostScenarioSchema.parse({}),
+      instance: InstanceScenarioSchema.parse({}),
+      offerNullFields: [],
+      market: { minBidPath: [], searchLagSec: 0 },
+    }),
 });
 export type SimOffer = z.infer<typeof SimOfferSchema>;
 

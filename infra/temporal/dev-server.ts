@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import net from 'node:net';
 import { Connection } from '@temporalio/client';
-import { searchAttributeFlags } from '../../workflows/search-attributes.js';
+import { searchAttributeFlags } from '../../workflows/domain/search-attributes.js';
 import { ensureTemporalCli } from './ensure-cli.js';
 
 export interface DevServer {

@@ -6,10 +6,11 @@ import { Client, Connection } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { msToTs } from '@temporalio/common/lib/time.js';
 import pg from 'pg';
-import { SA } from '../../workflows/search-attributes.js';
+import { SA } from '../../workflows/domain/search-attributes.js';
 import { MAX_NAMESPACE_POLLS } from './dev-server.js';
 import { cacheDir } from './ensure-cli.js';
 import { ensureTemporalServer } from './ensure-server.js';
+import { type FrontendTls, frontendTlsConfig, tlsConnectionOptions } from './server-tls.js';
 import { sqlSearchAttributes } from './sql-visibility.js';
 
 /**
@@ -29,6 +30,19 @@ export interface ProductionServerOptions {
   postgresUrl?: string;
   /** Fixed when the store is created; a cluster's cannot change later. */
   numHistoryShards?: number;
+  /**
+   * This process's name within a cluster: its own run directory (config, log) beside the others'. The
+   * nodes share the store and find each other through its `cluster_membership` table.
+   */
+  node?: string;
+  /**
+   * mTLS on the frontend (infra/temporal/server-tls.ts); then our authorizer takes its control subjects
+   * for the control plane and refuses calls with no credential. Plaintext when omitted, and a call with
+   * no credential is the control plane's (GPU_FLEET_ANONYMOUS=control): loopback only.
+   */
+  tls?: FrontendTls;
+  /** GPU_FLEET_HOST_TOKEN_KEY: what host tokens are verified with; without it the server refuses every one. */
+  hostTokenKey?: string;
   log?: (msg: string) => void;
 }
 
@@ -40,7 +54,12 @@ export interface ProductionServer {
   /** Where the static config, dynamic config and server log are. */
   runDir: string;
   logFile: string;
+  /** SIGTERM, then SIGKILL after 20 s. */
   stop(): Promise<void>;
+  /** SIGKILL at once, as a crashed host would (fault tests). */
+  kill(): Promise<void>;
+  /** Starts the stopped process again with the same config and ports. */
+  restart(): Promise<void>;
 }
 
 const SCHEMAS = { store: 'postgresql/v12/temporal', visibility: 'postgresql/v12/visibility' } as const;
@@ -67,7 +86,7 @@ export async function startProductionServer(opts: ProductionServerOptions = {}):
   await prepareDatabase(bins.sqlTool, pgConn, visibilityDb, SCHEMAS.visibility, opts.fresh ?? false, log);
 
   const port = opts.port ?? (await sqlSafePort());
-  const runDir = path.join(cacheDir(), 'production-engine', storeDb);
+  const runDir = path.join(cacheDir(), 'production-engine', storeDb, ...(opts.node ? [opts.node] : []));
   const configDir = path.join(runDir, 'config');
   mkdirSync(configDir, { recursive: true });
   const dynamicConfigFile = path.join(configDir, 'dynamic.yaml');
@@ -79,33 +98,41 @@ export async function startProductionServer(opts: ProductionServerOptions = {}):
     visibilityDb,
     numHistoryShards: opts.numHistoryShards ?? 4,
     dynamicConfigFile,
+    tls: opts.tls,
   });
   // JSON is YAML: the server reads it as its static config, with no templating involved.
   writeFileSync(path.join(configDir, 'production.yaml'), JSON.stringify(config, null, 2));
 
   const logFile = path.join(runDir, 'server.log');
-  const logFd = openSync(logFile, 'w');
-  const child: ChildProcess = spawn(
-    bins.server,
-    ['--root', runDir, '--config', 'config', '--env', 'production', '--allow-no-auth', 'start'],
-    { stdio: ['ignore', logFd, logFd] },
-  );
-  closeSync(logFd);
-  const killOnExit = () => child.kill('SIGKILL');
-  process.once('exit', killOnExit);
   const address = `127.0.0.1:${port}`;
-  const stop = async () => {
+  let child: ChildProcess | null = null;
+  const killOnExit = () => child?.kill('SIGKILL');
+  const exit = async (signal: 'SIGTERM' | 'SIGKILL') => {
+    const c = child;
+    child = null;
     process.removeListener('exit', killOnExit);
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    if (!c || c.exitCode !== null || c.signalCode !== null) return;
+    const exited = new Promise((r) => c.once('exit', r));
+    c.kill(signal);
+    const timer = setTimeout(() => c.kill('SIGKILL'), 20_000);
     await exited;
     clearTimeout(timer);
   };
-  try {
+  const stop = () => exit('SIGTERM');
+  const launch = async (appendLog: boolean) => {
+    const logFd = openSync(logFile, appendLog ? 'a' : 'w');
+    const c = spawn(bins.server, ['--root', runDir, '--config', 'config', '--env', 'production', 'start'], {
+      stdio: ['ignore', logFd, logFd],
+      env: { ...process.env, ...authEnv(opts) },
+    });
+    closeSync(logFd);
+    child = c;
+    process.once('exit', killOnExit);
     const tail = () => readFileSync(logFile, 'utf8').slice(-3000);
-    const connection = await waitForFrontend(address, child, tail);
+    return waitForFrontend(address, c, tail, opts.tls);
+  };
+  try {
+    const connection = await launch(false);
     try {
       await ensureNamespace(connection, namespace);
       await ensureSearchAttributes(connection, namespace, searchAttributes);
@@ -120,7 +147,31 @@ export async function startProductionServer(opts: ProductionServerOptions = {}):
   log(
     `Temporal server ${bins.version} on PostgreSQL (${storeDb}, ${visibilityDb}) at ${address}, namespace ${namespace}`,
   );
-  return { address, namespace, version: bins.version, pid: child.pid ?? null, runDir, logFile, stop };
+  return {
+    address,
+    namespace,
+    version: bins.version,
+    get pid() {
+      return child?.pid ?? null;
+    },
+    runDir,
+    logFile,
+    stop,
+    kill: () => exit('SIGKILL'),
+    async restart() {
+      if (child) throw new Error(`the server at ${address} is still running`);
+      await (await launch(true)).close();
+    },
+  };
+}
+
+/** Our authorizer's settings (infra/temporal/server/hostauth/config.go), always all three: none is inherited. */
+function authEnv(opts: ProductionServerOptions): Record<string, string> {
+  return {
+    GPU_FLEET_HOST_TOKEN_KEY: opts.hostTokenKey ?? '',
+    GPU_FLEET_CONTROL_SUBJECTS: opts.tls?.controlSubjects.join(',') ?? '',
+    GPU_FLEET_ANONYMOUS: opts.tls ? 'deny' : 'control',
+  };
 }
 
 interface PgConn {
@@ -186,6 +237,7 @@ async function staticConfig(p: {
   visibilityDb: string;
   numHistoryShards: number;
   dynamicConfigFile: string;
+  tls: FrontendTls | undefined;
 }): Promise<Record<string, unknown>> {
   const sql = (databaseName: string, maxConns: number) => ({
     sql: {
@@ -201,7 +253,9 @@ async function staticConfig(p: {
     },
   });
   const service = async (grpcPort: number) => ({
-    rpc: { grpcPort, membershipPort: await sqlSafePort(), bindOnLocalHost: true },
+    // bindOnIP, not bindOnLocalHost: several processes on this host form one cluster through their
+    // membership ports, each announcing broadcastAddress in cluster_membership.
+    rpc: { grpcPort, membershipPort: await sqlSafePort(), bindOnIP: '127.0.0.1' },
   });
   const frontend = await service(p.port);
   return {
@@ -215,7 +269,10 @@ async function staticConfig(p: {
         'postgres-visibility': sql(p.visibilityDb, 10),
       },
     },
-    global: { membership: { maxJoinDuration: '30s', broadcastAddress: '127.0.0.1' } },
+    global: {
+      membership: { maxJoinDuration: '30s', broadcastAddress: '127.0.0.1' },
+      ...(p.tls ? { tls: frontendTlsConfig(p.tls) } : {}),
+    },
     services: {
       frontend: { rpc: { ...frontend.rpc, httpPort: await sqlSafePort() } },
       history: await service(await sqlSafePort()),
@@ -270,12 +327,21 @@ async function retryUntil<T>(what: string, timeoutMs: number, fn: () => Promise<
   throw new Error(`${what} within ${timeoutMs / 1000} s: ${String(last)}`);
 }
 
-async function waitForFrontend(address: string, child: ChildProcess, tail: () => string): Promise<Connection> {
+async function waitForFrontend(
+  address: string,
+  child: ChildProcess,
+  tail: () => string,
+  tls: FrontendTls | undefined,
+): Promise<Connection> {
   const deadline = Date.now() + 90_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`temporal-server exited with ${child.exitCode}:\n${tail()}`);
     try {
-      const conn = await Connection.connect({ address, connectTimeout: 1000 });
+      const conn = await Connection.connect({
+        address,
+        connectTimeout: 1000,
+        ...(tls ? { tls: tlsConnectionOptions(tls) } : {}),
+      });
       try {
         await conn.workflowService.getSystemInfo({});
         return conn;
@@ -345,6 +411,7 @@ async function waitUntilSearchAttributesAccepted(connection: Connection, namespa
     { key: SA.vastInstanceId, value: 0 },
     { key: SA.benchRate, value: 0 },
     { key: SA.dollarsPerHour, value: 0 },
+    { key: SA.costUsd, value: 0 },
     { key: SA.failureType, value: 'probe' },
     { key: SA.outcome, value: 'probe' },
   ]);

@@ -1,6 +1,6 @@
 import type { temporal as proto } from '@temporalio/proto';
 import protoPkg from '@temporalio/proto';
-import { searchAttributeFlags } from '../../workflows/search-attributes.js';
+import { searchAttributeFlags } from '../../workflows/domain/search-attributes.js';
 
 const { IndexedValueType } = protoPkg.temporal.api.enums.v1;
 type Indexed = proto.api.enums.v1.IndexedValueType;
@@ -32,7 +32,7 @@ const INDEXED_TYPE: Readonly<Record<string, Indexed>> = {
 
 /**
  * Our search attributes as the operator API takes them, after checking they fit SQL visibility's
- * per-type columns. `flags` are `Name=Type` pairs (workflows/search-attributes.ts).
+ * per-type columns. `flags` are `Name=Type` pairs (workflows/domain/search-attributes.ts).
  */
 export function sqlSearchAttributes(flags: string[] = searchAttributeFlags()): Record<string, Indexed> {
   const out: Record<string, Indexed> = {};

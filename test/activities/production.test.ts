@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ProductionRunner } from '../../activities/gpu-host/production.js';
-import { pollUntil } from '../helpers/poll.js';
+import { pollUntil } from '../../infra/dev/poll.js';
 
 describe('production prover runner', () => {
   it('logs a command that cannot start, and is not running, instead of crashing the worker', async () => {

@@ -5,9 +5,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { waitForVerdict } from '../../infra/dev/verdict.js';
-import { ensureScalerSchedule } from '../../workers/schedules.js';
+import { ensureScalerSchedule } from '../../workers/setup/schedules.js';
 import { instanceLifecycle } from '../../workflows/index.js';
-import { lifecycleWorkflowId } from '../../workflows/task-queues.js';
+import { lifecycleWorkflowId } from '../../workflows/domain/task-queues.js';
 import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
 import { simOffer } from '../helpers/offers.js';
 
@@ -125,6 +125,26 @@ describe('operator CLI: usage and refusals (no server needed)', () => {
     expect((await cli(['schedule', 'setup', '--max-dollars', '3'])).err).toContain("unknown option '--max-dollars'");
   });
 
+  it('refuses the interruptible flags without a floor, and a bid fraction out of range, exit 2 with one usage', async () => {
+    const cases: Array<[string[], string]> = [
+      // The interruptible mix is off without a floor; its flags alone are refused, not ignored.
+      [
+        ['schedule', 'setup', '--bid-margin', '10'],
+        '--bid-margin, --max-bid-fraction and --rebids need --on-demand-floor',
+      ],
+      [
+        ['schedule', 'setup', '--on-demand-floor', '50', '--max-bid-fraction', '1.5'],
+        '--max-bid-fraction must be a number above 0, at most 1',
+      ],
+    ];
+    for (const [args, message] of cases) {
+      const r = await cli(args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.err).toContain(message);
+      expect(r.err).toMatch(/usage: gpu-fleet \S+/);
+    }
+  });
+
   it('names TEMPORAL_ADDRESS when the server cannot be reached', async () => {
     const r = await cli(['fleet', 'status'], { TEMPORAL_ADDRESS: '127.0.0.1:1' });
     expect(r.code).toBe(1);
@@ -148,7 +168,7 @@ describe('operator CLI, end to end through Temporal', () => {
   const id = lifecycleWorkflowId(offer.id);
 
   it('deploys, shows fleet status and live status, promotes by override, exports and replays', async () => {
-    // A lenient bar (real proofs/h, converted with SIM_TIME_SCALE) keeps the verdict fast; the override still lands.
+    // A lenient bar (real proofs/h; deploy passes SIM_TIME_SCALE to the lifecycle) keeps the verdict fast; the override still lands.
     const dep = await cli(['deploy', String(offer.id), '--min-rate', '29', '--json']);
     expect(dep.code, dep.err).toBe(0);
     const started = json<{ workflowId: string; ui: string; offer: { machineId: number } }>(dep);
@@ -160,8 +180,21 @@ describe('operator CLI, end to end through Temporal', () => {
     const again = await cli(['deploy', String(offer.id)]);
     expect(again.code).toBe(1);
     expect(again.err).toContain('already running; nothing deployed');
-    expect((await cli(['promote', id, '--reason', 'trusted host'])).code).toBe(0);
+    // The lifecycle's list row and page carry what deploy knew: offer, GPUs, machine, price.
+    const summary = await (await env.client.workflow.getHandle(id).describe()).staticSummary();
+    expect(summary).toContain(`offer ${offer.id} · ${offer.num_gpus}x ${MODEL} · machine ${offer.machine_id}`);
+    const accepted = await cli(['promote', id, '--reason', 'trusted host']);
+    expect(accepted.code, accepted.err).toBe(0);
+    expect(accepted.out).toContain(`${id} accepted the promote override`);
     expect(await waitForVerdict(env.client, id)).toBe('promoted');
+    // After the verdict the lifecycle answers with it, and the CLI prints the answer.
+    const refused = await cli(['promote', id, '--reason', 'again']);
+    expect(refused.code).toBe(1);
+    expect(refused.err).toContain(`${id} refused the promote override: verdict already given: promoted at`);
+    const views = await cli(['views', '--machine', String(offer.machine_id)]);
+    expect(views.code, views.err).toBe(0);
+    expect(views.out).toContain('http://ui.example:8233/namespaces/default/workflows?query=');
+    expect(views.out).toContain(`MachineId = "${offer.machine_id}"`);
 
     const fleet = await cli(['fleet', 'status']);
     expect(fleet.code, fleet.err).toBe(0);
@@ -188,7 +221,9 @@ describe('operator CLI, end to end through Temporal', () => {
     expect(status.out).toMatch(/stage\s+promoted/);
     expect(status.out).toMatch(/rate\s+[\d.,]+ proofs\/h \(benchmark\)/);
     expect(status.out).toMatch(/price\s+\$[\d.]+\/h, \$[\d.]+ per proof/);
-    expect(status.out).toMatch(/rented for\s+\d+ (s|min)/);
+    // Real time: at 100x a few wall seconds are minutes or hours of rental.
+    expect(status.out).toMatch(/rented for\s+\d+ (s|min|h)/);
+    expect(status.out).toMatch(/cost\s+\$\d+\.\d+ GPU-\$ \(\$\d+\.\d+ before the verdict/);
     const sj = json<{ stage: string; instanceId: number; rentalAgeSec: number; timeScale: number }>(
       await cli(['status', id, '--json']),
     );
@@ -316,12 +351,13 @@ describe('operator CLI, end to end through Temporal', () => {
     expect((await cli(['machines', 'ignore', '999999999', '--reason', 'x'])).code).toBe(1);
   });
 
-  it("shows a promoted instance's age from its first run, across continue-as-new", async () => {
+  // A lifecycle to promotion and a continue-as-new, then four CLI processes: past the default 120 s on a loaded machine.
+  it("shows a promoted instance's age from its first run, across continue-as-new", { timeout: 300_000 }, async () => {
     const id = `cli-watch-${watched.id}`;
     const handle = await env.client.workflow.start(instanceLifecycle, {
       taskQueue: env.taskQueue,
       workflowId: id,
-      args: [fastRequest(watched.id, { minRate: 29 / 0.01, watch: { intervalSec: 1, samplesPerRun: 2 } })],
+      args: [fastRequest(watched.id, { minRate: 29, timeScale: 0.01, watch: { intervalSec: 1, samplesPerRun: 2 } })],
       workflowExecutionTimeout: '5 minutes',
     });
     expect(await waitForVerdict(env.client, id)).toBe('promoted');
@@ -368,19 +404,30 @@ describe('operator CLI, end to end through Temporal', () => {
     ]);
     expect(first.code, first.err).toBe(0);
     expect(first.out).toContain('fleet-scaler schedule created, orphan-reconciler schedule created');
-    const again = await cli(['schedule', 'setup', '--target-rate', '150', '--every', '1800']);
+    const again = await cli([
+      'schedule',
+      'setup',
+      '--target-rate',
+      '150',
+      '--every',
+      '1800',
+      '--on-demand-floor',
+      '60',
+    ]);
     expect(again.out).toContain('fleet-scaler schedule updated, orphan-reconciler schedule updated');
     const desc = await env.client.schedule.getHandle('fleet-scaler').describe();
     expect(desc.policies.overlap).toBe('SKIP');
-    const action = desc.action as { args?: Array<{ targetRate: number }> };
-    // 150 real proofs/h is 15000 in the simulator's 100x time.
-    expect(action.args?.[0]?.targetRate).toBe(15000);
+    const action = desc.action as { args?: Array<{ targetRate: number; lifecycle?: { timeScale?: number } }> };
+    // Real proofs/h in the schedule; its lifecycles convert the simulators' 100x clock themselves.
+    expect(action.args?.[0]?.targetRate).toBe(150);
+    expect(action.args?.[0]?.lifecycle?.timeScale).toBe(0.01);
 
     const st = await cli(['schedule', 'status']);
     expect(st.code, st.err).toBe(0);
     expect(st.out).toMatch(/target\s+150 proofs\/h/);
     expect(st.out).toMatch(/budget\s+\$5\.000\/h, at most 8 instances/);
     expect(st.out).toMatch(/every\s+30 min 00 s/);
+    expect(st.out).toMatch(/capacity\s+on-demand up to 60 proofs\/h, interruptible above it: bid min_bid \+ 15 %/);
     expect(st.out).toContain('orphan-reconciler');
     const sj = json<{
       schedules: Array<{ scheduleId: string; paused: boolean; scaler: { targetProofsPerHour: number } | null }>;

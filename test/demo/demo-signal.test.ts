@@ -1,6 +1,11 @@
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { lifecycleWorkflowId } from '../../workflows/domain/task-queues.js';
+import { waitUntil } from '../../infra/dev/poll.js';
+
+const run = promisify(execFile);
 
 /** pid -> [ppid, start time in clock ticks, command line], for every live (non-zombie) process, from /proc. */
 function processTable(): Map<number, { ppid: number; start: string; cmd: string }> {
@@ -58,11 +63,9 @@ function startDemo() {
 }
 
 async function until(what: string, check: () => boolean, ms: number, io: { out: string; err: string }) {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`${what} not reached within ${ms} ms:\n${io.out}\n${io.err}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
+  await waitUntil(what, check, { timeoutMs: ms, intervalMs: 500 }).catch((err: unknown) => {
+    throw new Error(`${err instanceof Error ? err.message : String(err)}:\n${io.out}\n${io.err}`);
+  });
 }
 
 /** Signals the demo, then asserts a clean exit and that no process it started is left (from /proc). */
@@ -82,9 +85,73 @@ async function stopAndCheck(
   expect(code, demo.io.err).toBe(0);
   expect(demo.io.err).not.toMatch(/Error|at .*:\d+:\d+/);
   expect(demo.io.out).toContain('[demo] stopped');
-  // Give killed groups a moment to be reaped, then nothing the demo started may be left.
-  await new Promise((r) => setTimeout(r, 1000));
+  // Killed groups take a moment to be reaped; then nothing the demo started may be left (the assertion
+  // below names what is, should the wait time out).
+  await waitUntil('every process the demo started gone', () => !seen.some(stillAlive), {
+    timeoutMs: 10_000,
+    intervalMs: 200,
+  }).catch(() => undefined);
   expect(seen.filter(stillAlive).map((p) => `${p.pid} ${p.cmd}`)).toEqual([]);
+}
+
+/** The final table's promoted rows: offer id and rate (real proofs/h, as printed). */
+function promotedInTable(out: string): Array<{ offerId: number; rate: number }> {
+  const table = out.slice(out.indexOf('Outcomes ('));
+  const rows: Array<{ offerId: number; rate: number }> = [];
+  for (const line of table.split('\n')) {
+    const m = /^(\d+)\s.*\spromoted\s+-\s+([\d,.]+) proofs\/h/.exec(line);
+    if (m) rows.push({ offerId: Number(m[1]), rate: Number(m[2]?.replace(/,/g, '')) });
+  }
+  return rows;
+}
+
+/** The operator CLI against the demo's server, as the demo's last lines tell the operator to run it. */
+async function demoCli(out: string, args: string[]): Promise<string> {
+  const address = /export TEMPORAL_ADDRESS=(\S+)/.exec(out)?.[1];
+  if (!address) throw new Error(`the demo did not print its TEMPORAL_ADDRESS:\n${out}`);
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'workers/cli.ts', ...args], {
+    env: { ...process.env, TEMPORAL_ADDRESS: address, SIM_TIME_SCALE: '0.01' },
+  });
+  return stdout;
+}
+
+/** `fleet status`, `status` and `report` show the same real proofs/h as the demo's final table. */
+async function expectCliMatchesTable(out: string): Promise<void> {
+  const promoted = promotedInTable(out);
+  expect(promoted.length, out).toBeGreaterThanOrEqual(1);
+  const fleet = JSON.parse(await demoCli(out, ['fleet', 'status', '--json'])) as {
+    lifecycles: Array<{ workflowId: string; stage: string; benchRateProofsPerHour: number | null }>;
+  };
+  for (const p of promoted) {
+    // Real units: the demo's hosts prove tens of proofs per real hour, not thousands per compressed one.
+    expect(p.rate).toBeLessThan(500);
+    const id = lifecycleWorkflowId(p.offerId);
+    const row = fleet.lifecycles.find((l) => l.workflowId === id);
+    expect(row?.stage).toBe('promoted');
+    expect(Math.abs((row?.benchRateProofsPerHour ?? -1) - p.rate)).toBeLessThanOrEqual(0.05);
+    const status = JSON.parse(await demoCli(out, ['status', id, '--json'])) as {
+      rateProofsPerHour: number;
+      productionRateProofsPerHour: number | null;
+      cost: { totalUsd: number; beforeVerdictUsd: number } | null;
+    };
+    expect(Math.abs(status.rateProofsPerHour - p.rate)).toBeLessThanOrEqual(0.05);
+    // The watch's windows are real proofs/h too (a window's rate differs from the benchmark's, not 100x).
+    expect(status.productionRateProofsPerHour).toBeGreaterThan(p.rate / 3);
+    expect(status.productionRateProofsPerHour).toBeLessThan(p.rate * 3);
+    expect(status.cost?.totalUsd).toBeGreaterThan(status.cost?.beforeVerdictUsd ?? Infinity);
+  }
+  const report = JSON.parse(await demoCli(out, ['report', '--by', 'gpu', '--json'])) as {
+    total: { rentals: number; promoted: number; deliveringProofsPerHour: number; wasteUsd: number };
+  };
+  // Seven offers; since three verdicts (#30) the scaler may rent an offer again after an inconclusive end.
+  expect(report.total.rentals).toBeGreaterThanOrEqual(7);
+  expect(report.total.rentals).toBeGreaterThanOrEqual(fleet.lifecycles.length);
+  expect(report.total.promoted).toBe(promoted.length);
+  const sum = promoted.reduce((s, p) => s + p.rate, 0);
+  expect(Math.abs(report.total.deliveringProofsPerHour - sum)).toBeLessThanOrEqual(0.05 * promoted.length + 0.01);
+  expect(report.total.wasteUsd).toBeGreaterThan(0);
+  // The human form, for docs/cli.md's example.
+  console.log(await demoCli(out, ['report', '--by', 'gpu']));
 }
 
 const hostWorkers = (ps: Array<{ cmd: string }>) => ps.filter((p) => p.cmd.includes('workers/gpu-host-worker.ts'));
@@ -117,22 +184,27 @@ describe('npm run demo, stopped by a signal', () => {
     },
   );
 
-  it('Ctrl-C while it keeps the UI up stops the promoted hosts it still runs', { timeout: 300_000 }, async () => {
-    const demo = startDemo();
-    try {
-      await until('the end of the run', () => demo.io.out.includes('The UI stays up'), 240_000, demo.io);
-      expect(demo.io.out.match(/\[demo\] verdict: /g)?.length).toBe(7);
-      const seen = descendants(demo.pid);
-      expect(hostWorkers(seen).length).toBeGreaterThanOrEqual(1); // the promoted ones keep proving
-      // Ctrl-C in a terminal signals the whole foreground group: the demo and its Temporal server alike,
-      // so the demo's stop cannot count on the server answering.
-      await stopAndCheck(demo, seen, () => process.kill(-demo.pid, 'SIGINT'));
-    } finally {
+  it(
+    "shows the final table's real rates in the CLI, then Ctrl-C while the UI stays up stops the promoted hosts",
+    { timeout: 360_000 },
+    async () => {
+      const demo = startDemo();
       try {
-        process.kill(-demo.pid, 'SIGKILL');
-      } catch {
-        /* already gone */
+        await until('the end of the run', () => demo.io.out.includes('The UI stays up'), 240_000, demo.io);
+        expect(demo.io.out.match(/\[demo\] verdict: /g)?.length).toBe(7);
+        await expectCliMatchesTable(demo.io.out);
+        const seen = descendants(demo.pid);
+        expect(hostWorkers(seen).length).toBeGreaterThanOrEqual(1); // the promoted ones keep proving
+        // Ctrl-C in a terminal signals the whole foreground group: the demo and its Temporal server alike,
+        // so the demo's stop cannot count on the server answering.
+        await stopAndCheck(demo, seen, () => process.kill(-demo.pid, 'SIGINT'));
+      } finally {
+        try {
+          process.kill(-demo.pid, 'SIGKILL');
+        } catch {
+          /* already gone */
+        }
       }
-    }
-  });
+    },
+  );
 });

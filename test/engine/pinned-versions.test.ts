@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { pinnedServerVersion } from '../../infra/temporal/ensure-server.js';
-import { searchAttributeFlags } from '../../workflows/search-attributes.js';
+import { searchAttributeFlags } from '../../workflows/domain/search-attributes.js';
 
 // What CI tests (the build pinned in infra/temporal/server/go.mod) must be what the compose stack and the
 // Kubernetes notes deploy.

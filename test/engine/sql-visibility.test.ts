@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SQL_VISIBILITY_SLOTS, sqlSearchAttributes } from '../../infra/temporal/sql-visibility.js';
-import { searchAttributeFlags } from '../../workflows/search-attributes.js';
+import { searchAttributeFlags } from '../../workflows/domain/search-attributes.js';
 
 describe("our search attributes and SQL visibility's per-type columns", () => {
   it('fit: every type within its column count', () => {

@@ -17,6 +17,8 @@ export default defineConfig({
       'test/workflows/lifecycle-outcomes.test.ts',
       // Every host-side failure type of the seeds (daemon, paramfetch, instance, host lost) and the Vast API's.
       'test/workflows/lifecycle-failures.test.ts',
+      // A host reporting timings its GPUs cannot produce is killed with ImplausibleResult (docs/security.md).
+      'test/workflows/implausible-result.test.ts',
     ],
     exclude: configDefaults.exclude,
     // Order matters: the engine setup exports TEMPORAL_ADDRESS, which the ordinary setup then uses.

@@ -2,16 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, onTestFailed } from 'vitest';
 import { createPool } from '../../activities/store/pool.js';
 import { startVastSim, type VastSim } from '../../infra/sim/vast/server.js';
 import { instanceLifecycle } from '../../workflows/index.js';
-import { type ControlProcess, spawnControlWorker, waitForPoller } from '../helpers/control-process.js';
+import { testControlWorkers, waitForPoller } from '../helpers/control-process.js';
 import { expectOneRentEachAndNoneUnowned } from '../helpers/fault-probes.js';
 import { API_KEY, fastRequest } from '../helpers/fleet-env.js';
 import { hostProcesses } from '../helpers/host-processes.js';
 import { simOffer } from '../helpers/offers.js';
-import { pollUntil } from '../helpers/poll.js';
+import { pollUntil } from '../../infra/dev/poll.js';
 import { startVastProxy, type VastProxy } from '../helpers/vast-proxy.js';
 
 /**
@@ -27,8 +27,8 @@ let proxy: VastProxy;
 let connection: Connection;
 let client: Client;
 let pool: pg.Pool;
-const procs: ControlProcess[] = [];
 const taskQueue = `test-faults-control-destroying-${randomUUID()}`;
+const workers = testControlWorkers(() => proxy.url, API_KEY, taskQueue);
 
 beforeAll(async () => {
   sim = await startVastSim({ offers: [slow], apiKey: API_KEY });
@@ -39,29 +39,17 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const p of procs) await p.stop();
+  await workers.stopAll();
   await proxy?.close();
   await sim?.close();
   await connection?.close();
   await pool?.end();
 });
 
-function startControl(): ControlProcess {
-  const proc = spawnControlWorker({
-    TEMPORAL_ADDRESS: inject('temporalAddress'),
-    DATABASE_URL: inject('databaseUrl'),
-    VAST_API_URL: proxy.url,
-    VAST_API_KEY: API_KEY,
-    CONTROL_TASK_QUEUE: taskQueue,
-    VAST_POLL_INTERVAL_MS: '200',
-  });
-  procs.push(proc);
-  return proc;
-}
-
 describe('kill -9 of the control worker while a lifecycle destroys its instance', () => {
   it('destroys the instance exactly once and records the kill once', { timeout: 360_000 }, async () => {
-    const first = startControl();
+    onTestFailed(() => console.error(workers.outputs()));
+    const first = workers.start();
     await waitForPoller(client, taskQueue, first, 90_000);
     const id = `t-fault-ctl-destroying-${slow.id}`;
     // The destroy is carried out at Vast, but the dying worker never hears back.
@@ -90,7 +78,7 @@ describe('kill -9 of the control worker while a lifecycle destroys its instance'
     const destroyedAt = inst?.destroyedAt ?? 0;
 
     proxy.swallowDestroyAnswers = false;
-    const second = startControl();
+    const second = workers.start();
     await waitForPoller(client, taskQueue, second, 90_000);
     // The destroy activity died with the worker: its start-to-close (1 min) ends it and it is retried.
     const err = await client.workflow

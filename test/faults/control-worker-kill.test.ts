@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, onTestFailed } from 'vitest';
 import { createPool } from '../../activities/store/pool.js';
 import { startVastSim, type VastSim } from '../../infra/sim/vast/server.js';
-import { waitForVerdict } from '../../infra/dev/verdict.js';
+import { waitForPromotionRecorded, waitForVerdict } from '../../infra/dev/verdict.js';
 import { instanceLifecycle } from '../../workflows/index.js';
 import { cancelAndWait } from '../helpers/cancel-and-wait.js';
-import { type ControlProcess, spawnControlWorker, waitForPoller } from '../helpers/control-process.js';
+import { testControlWorkers, waitForPoller } from '../helpers/control-process.js';
 import {
   activityCompletedAt,
   expectOneRentEachAndNoneUnowned,
@@ -19,7 +19,7 @@ import {
 import { API_KEY, fastRequest } from '../helpers/fleet-env.js';
 import { hostProcesses } from '../helpers/host-processes.js';
 import { simOffer } from '../helpers/offers.js';
-import { pollUntil } from '../helpers/poll.js';
+import { pollUntil } from '../../infra/dev/poll.js';
 
 // Healthy hosts with a batch long enough (8 proofs, 2 at a time, 4 s each at SIM_TIME_SCALE=0.01) to kill inside it.
 const offers = [simOffer({ host: { proofSec: 400 } }), simOffer({ host: { proofSec: 400 } })];
@@ -32,8 +32,8 @@ let sim: VastSim;
 let connection: Connection;
 let client: Client;
 let pool: pg.Pool;
-const procs: ControlProcess[] = [];
 const taskQueue = `test-faults-control-${randomUUID()}`;
+const workers = testControlWorkers(() => sim.url, API_KEY, taskQueue);
 
 beforeAll(async () => {
   sim = await startVastSim({ offers, apiKey: API_KEY });
@@ -43,31 +43,19 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const p of procs) await p.stop();
+  await workers.stopAll();
   await sim?.close();
   await connection?.close();
   await pool?.end();
 });
-
-function startControl(): ControlProcess {
-  const proc = spawnControlWorker({
-    TEMPORAL_ADDRESS: inject('temporalAddress'),
-    DATABASE_URL: inject('databaseUrl'),
-    VAST_API_URL: sim.url,
-    VAST_API_KEY: API_KEY,
-    CONTROL_TASK_QUEUE: taskQueue,
-    VAST_POLL_INTERVAL_MS: '200',
-  });
-  procs.push(proc);
-  return proc;
-}
 
 describe(`kill -9 of the control worker (seed ${seed})`, () => {
   it(
     `mid-benchmark (after ${killAfterProofs} proofs): a fresh worker replays and finishes every lifecycle, one rent each`,
     { timeout: 240_000 },
     async () => {
-      const first = startControl();
+      onTestFailed(() => console.error(workers.outputs()));
+      const first = workers.start();
       // Bundling the workflow code takes a while on a busy 2-core machine.
       await waitForPoller(client, taskQueue, first, 90_000);
       const ids = offers.map((o) => `t-fault-ctl-${o.id}`);
@@ -90,24 +78,27 @@ describe(`kill -9 of the control worker (seed ${seed})`, () => {
       // Both batches were still running on their hosts when the control worker died.
       for (const id of ids) expect(await activityCompletedAt(client, id, 'runBenchmark')).toBeNull();
 
-      const second = startControl();
+      const second = workers.start();
       expect(second.pid).not.toBe(first.pid);
       await waitForPoller(client, taskQueue, second, 90_000);
 
       for (const id of ids) {
         // Healthy hosts: losing the control worker must not change the verdict.
         expect(await waitForVerdict(client, id, 90_000)).toBe('promoted');
+        // The 'promoted' event and the outcome are written just after the stage turns promoted.
+        expect((await waitForPromotionRecorded(client, pool, id)).outcome).toBe('promoted');
         const benchDone = await activityCompletedAt(client, id, 'runBenchmark');
         expect(benchDone?.getTime()).toBeGreaterThan(killedAt);
         // Everything after the kill was decided by the new process, replaying the history.
         expect([...(await workflowTaskWorkersSince(client, id, killedAt))]).toEqual([second.identity]);
-        // Replay re-ran no side effect: each stage was recorded once.
-        const stages = await pool.query<{ stage: string; n: number }>(
-          'SELECT stage, count(*)::int AS n FROM lifecycle_events WHERE workflow_id = $1 GROUP BY stage',
+        // Replay re-ran no side effect: each event (a stage entered, a note in it) was recorded once.
+        const events = await pool.query<{ stage: string; message: string; n: number }>(
+          `SELECT stage, message, count(*)::int AS n FROM lifecycle_events WHERE workflow_id = $1
+            GROUP BY stage, message`,
           [id],
         );
-        expect(stages.rows.filter((r) => r.n !== 1)).toEqual([]);
-        expect(stages.rows.map((r) => r.stage)).toContain('promoted');
+        expect(events.rows.filter((r) => r.n !== 1)).toEqual([]);
+        expect(events.rows.map((r) => r.stage)).toContain('promoted');
       }
       await expectOneRentEachAndNoneUnowned(client, sim, ids);
 

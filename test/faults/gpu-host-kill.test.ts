@@ -5,7 +5,7 @@ import { faultSeed, seededInt, waitForBenchmarkRunning } from '../helpers/fault-
 import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
 import { hostProcesses, hostWorkerAndDaemon, processAlive } from '../helpers/host-processes.js';
 import { simOffer } from '../helpers/offers.js';
-import { pollUntil } from '../helpers/poll.js';
+import { pollUntil } from '../../infra/dev/poll.js';
 
 // Warmups at the usual pace (4 s proofs at SIM_TIME_SCALE=0.01), then the restarted daemon slows down
 // (after 400 simulated seconds of uptime, i.e. from the timed batch on) to 20 s proofs, 2 at a time: after

@@ -8,7 +8,7 @@ import { expectCleanedUp, expectKilled } from '../helpers/expect-kill.js';
 import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
 import { hostWorkerAndDaemon } from '../helpers/host-processes.js';
 import { simOffer } from '../helpers/offers.js';
-import { pollUntil } from '../helpers/poll.js';
+import { pollUntil } from '../../infra/dev/poll.js';
 
 const { temporal } = protoPkg;
 const MIN_RATE = 29 / 0.01;

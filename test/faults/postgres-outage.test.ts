@@ -4,13 +4,13 @@ import { statusView } from '../../workers/cli/status.js';
 import { waitForVerdict } from '../../infra/dev/verdict.js';
 import { lifecycleStatusQuery } from '../../workflows/definitions.js';
 import { instanceLifecycle } from '../../workflows/index.js';
-import type { LifecycleRequest, LifecycleStatus } from '../../workflows/types.js';
+import type { LifecycleRequest, LifecycleStatus } from '../../workflows/domain/types.js';
 import { cancelAndWait } from '../helpers/cancel-and-wait.js';
 import { expectCleanedUp, expectKilled } from '../helpers/expect-kill.js';
 import { expectOneRentEachAndNoneUnowned, waitForBenchmarkRunning } from '../helpers/fault-probes.js';
 import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
 import { simOffer } from '../helpers/offers.js';
-import { pollUntil } from '../helpers/poll.js';
+import { pollUntil } from '../../infra/dev/poll.js';
 import { recordHistory } from '../helpers/record-history.js';
 import { type PrivatePostgres, startPrivatePostgres } from '../helpers/private-postgres.js';
 

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DevServer, freePort, startDevServer } from '../../infra/temporal/dev-server.js';
-import { waitForVerdict } from '../../infra/dev/verdict.js';
+import { waitForPromotionRecorded, waitForVerdict } from '../../infra/dev/verdict.js';
 import { instanceLifecycle } from '../../workflows/index.js';
 import type { SimOffer } from '../../infra/sim/scenario.js';
 import { cancelAndWait } from '../helpers/cancel-and-wait.js';
@@ -12,7 +12,7 @@ import { benchProofs, expectOneRentEachAndNoneUnowned, waitForBenchmarkRunning }
 import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
 import { hostProcesses } from '../helpers/host-processes.js';
 import { simOffer } from '../helpers/offers.js';
-import { pollUntil } from '../helpers/poll.js';
+import { pollUntil } from '../../infra/dev/poll.js';
 import { recordHistory } from '../helpers/record-history.js';
 
 /**
@@ -121,6 +121,8 @@ async function survives(outageMs: number, s: { longBatch: SimOffer; shortBatch: 
     { timeoutMs: 60_000 },
   );
   for (const id of Object.values(ids)) {
+    // The Outcome attribute is upserted after the promoted stage and its record, in a later workflow task.
+    await waitForPromotionRecorded(fleet.client, fleet.pool, id);
     const desc = await fleet.client.workflow.getHandle(id).describe();
     expect(desc.status.name, id).toBe('RUNNING');
     expect(desc.searchAttributes.Outcome, id).toEqual(['promoted']);

@@ -18,7 +18,7 @@ import {
 import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
 import { hostProcesses, hostWorkerAndDaemon, processAlive } from '../helpers/host-processes.js';
 import { simOffer } from '../helpers/offers.js';
-import { pollUntil } from '../helpers/poll.js';
+import { pollUntil } from '../../infra/dev/poll.js';
 
 // A healthy host with a batch long enough (8 proofs, 2 at a time, 4 s each) to take the server down inside it.
 const PROOFS = 8;

@@ -4,7 +4,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
 import proto from '@temporalio/proto';
-import { pollUntil } from './poll.js';
+import { inject } from 'vitest';
+import { timeScale } from '../../infra/sim/scenario.js';
+import { pollUntil } from '../../infra/dev/poll.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -34,6 +36,37 @@ export interface ControlProcessEnv {
   CONTROL_TASK_QUEUE: string;
   HOST_TEMPORAL_ADDRESS?: string;
   VAST_POLL_INTERVAL_MS?: string;
+  /** The simulated hosts' clock: without it the worker judges their compressed proofs as real ones. */
+  SIM_TIME_SCALE?: string;
+}
+
+/**
+ * Control workers of one test file, each a process of its own on the test run's Temporal and Postgres,
+ * against the Vast API at `vastUrl()` (a simulator or a proxy in front of one); `stopAll()` in afterAll.
+ */
+export function testControlWorkers(vastUrl: () => string, vastApiKey: string, taskQueue: string) {
+  const procs: ControlProcess[] = [];
+  return {
+    start(): ControlProcess {
+      const proc = spawnControlWorker({
+        TEMPORAL_ADDRESS: inject('temporalAddress'),
+        DATABASE_URL: inject('databaseUrl'),
+        VAST_API_URL: vastUrl(),
+        VAST_API_KEY: vastApiKey,
+        CONTROL_TASK_QUEUE: taskQueue,
+        VAST_POLL_INTERVAL_MS: '200',
+      });
+      procs.push(proc);
+      return proc;
+    },
+    async stopAll(): Promise<void> {
+      for (const p of procs) await p.stop();
+    },
+    /** Each worker's last output, for a failed test's report. */
+    outputs(): string {
+      return procs.map((p) => `--- control worker ${p.identity}:\n${p.output()}`).join('\n');
+    },
+  };
 }
 
 /** Spawns `node --import tsx workers/control-worker.ts` with only the environment it is configured by. */
@@ -44,7 +77,8 @@ export function spawnControlWorker(env: ControlProcessEnv): ControlProcess {
     {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+      // The hosts are simulated: the worker must know their clock, as the in-process one does (fleet-env.ts).
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SIM_TIME_SCALE: String(timeScale()), ...env },
     },
   );
   const pid = child.pid;

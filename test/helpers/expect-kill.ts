@@ -2,7 +2,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { expect } from 'vitest';
 import { instanceLifecycle } from '../../workflows/index.js';
-import type { LifecycleRequest } from '../../workflows/types.js';
+import type { LifecycleRequest } from '../../workflows/domain/types.js';
 import type { FleetEnv } from './fleet-env.js';
 
 export interface Killed {

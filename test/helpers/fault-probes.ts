@@ -4,9 +4,9 @@ import type { Client } from '@temporalio/client';
 import { expect } from 'vitest';
 import type { VastSim } from '../../infra/sim/vast/server.js';
 import { type LiveStatus, liveStatus } from '../../workers/cli/status.js';
-import { instanceLabel, rentalKey } from '../../workflows/task-queues.js';
+import { instanceLabel, rentalKey } from '../../workflows/domain/task-queues.js';
 import { hostProcesses } from './host-processes.js';
-import { pollUntil } from './poll.js';
+import { pollUntil } from '../../infra/dev/poll.js';
 
 /** FAULT_SEED picks where each fault lands; the default keeps CI runs identical, a failing seed replays. */
 export function faultSeed(): number {

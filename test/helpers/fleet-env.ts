@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
 import {
   bundleWorkflowCode,
   DefaultLogger,
@@ -11,15 +11,16 @@ import {
 import type pg from 'pg';
 import { inject } from 'vitest';
 import { createPool } from '../../activities/store/pool.js';
-import { type SimOffer } from '../../infra/sim/scenario.js';
+import { type SimOffer, timeScale } from '../../infra/sim/scenario.js';
 import { freePort } from '../../infra/temporal/dev-server.js';
 import { startVastSim, type VastSim } from '../../infra/sim/vast/server.js';
-import type { ControlConfig } from '../../workers/config.js';
-import { createControlWorker, WORKFLOWS_PATH } from '../../workers/control-worker-factory.js';
-import { createLogger } from '../../workers/logger.js';
-import { prometheusOptions } from '../../workers/runtime.js';
-import { dataConverter } from '../../workers/temporal-connection.js';
-import type { LifecycleRequest } from '../../workflows/types.js';
+import type { ControlConfig } from '../../workers/setup/config.js';
+import { createControlWorker } from '../../workers/setup/control-worker-factory.js';
+import { WORKFLOWS_PATH } from '../../workers/setup/workflow-source.js';
+import { createLogger } from '../../workers/setup/logger.js';
+import { prometheusOptions } from '../../workers/setup/runtime.js';
+import { dataConverter } from '../../workers/setup/temporal-connection.js';
+import type { LifecycleRequest } from '../../workflows/domain/types.js';
 
 let bundle: Promise<{ code: string }> | null = null;
 
@@ -61,6 +62,8 @@ export async function startFleetEnv(
     workerApiKey?: string;
     security?: Partial<ControlConfig>;
     temporalAddress?: string;
+    /** mTLS to the server's frontend (test/engine/cluster-*.test.ts). */
+    temporalTls?: ConnectionOptions['tls'];
     /** A test with a Postgres of its own (one it stops) passes its URL; others share the global one. */
     databaseUrl?: string;
   } = {},
@@ -70,9 +73,10 @@ export async function startFleetEnv(
   const sim = await startVastSim({ offers, apiKey: API_KEY });
   const databaseUrl = opts.databaseUrl ?? inject('databaseUrl');
   const pool = createPool(databaseUrl, 4);
-  const nativeConnection = await NativeConnection.connect({ address });
+  const tls = opts.temporalTls ? { tls: opts.temporalTls } : {};
+  const nativeConnection = await NativeConnection.connect({ address, ...tls });
   const taskQueue = `test-control-${randomUUID()}`;
-  const connection = await Connection.connect({ address });
+  const connection = await Connection.connect({ address, ...tls });
   const client = new Client({ connection, dataConverter: dataConverter(opts.security ?? {}) });
   const worker = await createControlWorker(
     {
@@ -83,6 +87,8 @@ export async function startFleetEnv(
       VAST_API_KEY: opts.workerApiKey ?? API_KEY,
       HOST_TEMPORAL_ADDRESS: address,
       VAST_POLL_INTERVAL_MS: 200,
+      // The simulated hosts' proofs are compressed by it: so are the plausibility bounds.
+      SIM_TIME_SCALE: timeScale(),
       ...opts.security,
     },
     pool,
@@ -114,11 +120,17 @@ export function fastRequest(offerId: number, over: Partial<LifecycleRequest> = {
     minRate: 20,
     benchmarkProofs: 4,
     ...over,
+    // Tests that time a fault against the batch need the whole batch; early promote is asked for by name.
+    verdicts: { earlyPromote: false, ...over.verdicts },
+    // Short fitness probes. A download sample here is bound by this machine's CPU (26-66 Mb/s measured with
+    // the two cores busy), not by the simulated link: the floor is lowered to judge only slow links.
+    fitness: { downloadSampleMiB: 8, probeSec: 3, minDownloadMbps: 4, ...over.fitness },
     timeouts: {
       waitRunningSec: 20,
       hostConnectSec: 30,
       paramfetchSec: 30,
-      paramfetchStallSec: 3,
+      // A paramfetch process takes 3-6 s to print its first line with the two cores busy (tsx startup).
+      paramfetchStallSec: 10,
       daemonReadySec: 10,
       proofDeadlineSec: 20,
       benchmarkSec: 40,

@@ -12,9 +12,11 @@ export function simOffer(
     instance?: Record<string, unknown>;
     /** Offer fields this row serves as null in searches. */
     offerNullFields?: string[];
+    /** The offer's interruptible market (min_bid and its moves). */
+    market?: Record<string, unknown>;
   } = {},
 ): SimOffer {
-  const { host, instance, offerNullFields, ...rest } = over;
+  const { host, instance, offerNullFields, market, ...rest } = over;
   return SimOfferSchema.parse({
     id: nextOffer++,
     machine_id: nextMachine++,
@@ -38,6 +40,7 @@ export function simOffer(
       host: { startupSec: 20, paramfetchSec: 100, ...host },
       instance: { loadingSec: 20, ...instance },
       offerNullFields: offerNullFields ?? [],
+      market: market ?? {},
     },
   });
 }

@@ -13,9 +13,11 @@ import {
 import { inject } from 'vitest';
 import type { GpuHostActivities } from '../../activities/gpu-host/activities.js';
 import type { RentOfferInput } from '../../activities/vast/activities.js';
-import { WORKFLOWS_PATH } from '../../workers/control-worker-factory.js';
+import { WORKFLOWS_PATH } from '../../workers/setup/workflow-source.js';
+import { lifecycleStatusQuery } from '../../workflows/definitions.js';
 import { instanceLifecycle } from '../../workflows/index.js';
-import type { BenchmarkReport, LifecycleRequest, LifecycleResult, OfferFacts } from '../../workflows/types.js';
+import type { BenchmarkReport, LifecycleRequest, LifecycleResult, OfferFacts } from '../../workflows/domain/types.js';
+import { waitUntil } from '../../infra/dev/poll.js';
 
 /**
  * The lifecycle's decisions, tested in seconds: the real workflow code on the real (shared) Temporal
@@ -44,8 +46,14 @@ export interface Scenario {
   /** What `instanceState` answers on each watch sample (the default: running at the rented price). */
   instanceState?: (sample: number) => { status: string | null; dph: number; unreadable?: string };
   rent?: (input: RentOfferInput) => Promise<void>;
+  /** The expiry of the host's token the rent reports (default: none, as without a token key). */
+  hostTokenExpiresAt?: string;
+  /** Runs before `awaitRunning` answers: throw to make the instance never run. */
+  awaitRunning?: () => Promise<void>;
   /** What the kill path's sweep of the lifecycle's label finds and destroys (default: nothing). */
   destroyLabelled?: () => { destroyed: number[] };
+  /** The machine's standing the store reports before the benchmark (default: good). */
+  standing?: 'good' | 'probation' | 'bad';
   /** Runs before `destroyInstance` answers: throw to make the destroy fail. */
   destroy?: (instanceId: number) => Promise<void>;
 }
@@ -66,6 +74,12 @@ export const OFFER: OfferFacts = {
   dphTotal: 0.5,
 };
 
+/**
+ * The stubs' clock is compressed (a watch sample every 0.2 s stands for minutes), so the plausibility
+ * bounds are compressed alike, as the control worker's SIM_TIME_SCALE does against the simulators.
+ */
+export const STUB_CLOCK_SCALE = 0.001;
+
 /** A benchmark report of `completed` proofs in `elapsedMs` (only these two make the rate). */
 export function report(completed: number, elapsedMs: number, over: Partial<BenchmarkReport> = {}): BenchmarkReport {
   return {
@@ -75,11 +89,12 @@ export function report(completed: number, elapsedMs: number, over: Partial<Bench
     concurrency: 4,
     timings: Array.from({ length: completed }, (_, index) => ({
       index,
-      totalMs: 100_000,
+      // A few seconds apart, as real proofs are (identical ones are an ImplausibleResult).
+      totalMs: 100_000 + index * 1_000,
       synthesisMs: 40_000,
       gpuComputeMs: 60_000,
     })),
-    stoppedEarly: false,
+    deadlineReached: false,
     ...over,
   };
 }
@@ -87,6 +102,18 @@ export function report(completed: number, elapsedMs: number, over: Partial<Bench
 const healthyHost = (): Required<HostStubs> => {
   let completed = 0;
   return {
+    // A host that matches the harness offer (2x RTX 4090) with room, speed and the C1 input in its image.
+    checkFitness: async () => ({
+      gpus: [0, 1].map((index) => ({ index, name: 'NVIDIA GeForce RTX 4090', memoryMiB: 24_564 })),
+      driverError: null,
+      driverVersion: '550.54.14',
+      cudaVersion: 12.4,
+      disk: { path: '/var/tmp/filecoin-proof-parameters', freeBytes: 400 * 2 ** 30, totalBytes: 500 * 2 ** 30 },
+      diskWrite: { bytes: 256 * 2 ** 20, ms: 300 },
+      download: null,
+      elapsedMs: 900,
+    }),
+    ensureBenchInput: async () => ({ source: 'present' as const, bytes: 50_000_000, elapsedMs: 5 }),
     paramfetch: async () => ({ elapsedMs: 10 }),
     inspectHost: async () => ({ pceCached: false }),
     startDaemon: async () => ({ readyMs: 5, gpus: 2 }),
@@ -187,10 +214,17 @@ export async function startLogicEnv(): Promise<LogicEnv> {
         const wfId = Context.current().info.workflowExecution?.workflowId ?? '';
         if (scenario.hostConnects !== false && !byWorkflow.get(wfId)?.hostWorker)
           await startHost(wfId, input.hostTaskQueue);
-        return { instanceId: 900_000 + (input.offerId % 1000), offer: offerOf(wfId) };
+        const expiry = scenario.hostTokenExpiresAt;
+        return {
+          instanceId: 900_000 + (input.offerId % 1000),
+          offer: offerOf(wfId),
+          clockScale: STUB_CLOCK_SCALE,
+          ...(expiry ? { hostTokenExpiresAt: expiry } : {}),
+        };
       },
       async awaitRunning(input: unknown) {
         record('awaitRunning', input);
+        await current().scenario.awaitRunning?.();
         return { status: 'running' };
       },
       async instanceState(instanceId: number) {
@@ -217,9 +251,17 @@ export async function startLogicEnv(): Promise<LogicEnv> {
       async recordBenchmark(input: unknown) {
         record('recordBenchmark', input);
       },
+      async recordPriceMove(input: unknown) {
+        record('recordPriceMove', input);
+        return true;
+      },
       async recordOutcome(input: unknown) {
         record('recordOutcome', input);
         return { markedBad: false };
+      },
+      async machineStanding(input: unknown) {
+        record('machineStanding', input);
+        return { standing: current().scenario.standing ?? 'good', reason: null };
       },
       async saveLogTail(input: unknown) {
         record('saveLogTail', input);
@@ -286,4 +328,23 @@ export async function startLogicEnv(): Promise<LogicEnv> {
 /** A host-side failure of the given type, as the real GPU-host activities throw it. */
 export function hostFailure(type: string, message = `${type} (stub)`): ApplicationFailure {
   return ApplicationFailure.create({ type, message, nonRetryable: true, details: [{ diagnostics: {} }] });
+}
+
+/** Waits until `cond` holds, polling every 100 ms; throws naming what was awaited after `ms`. */
+export function until(what: string, cond: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
+  return waitUntil(what, cond, { timeoutMs: ms, intervalMs: 100 });
+}
+
+/** The inputs of every stub call of `name` a run made, in order. */
+export const inputsOf = (run: Run, name: string) =>
+  run.calls.filter((c) => c.name === name).map((c) => c.input as Record<string, unknown>);
+
+/** A promoted lifecycle watches for ever: waits for its promotion and its record, then cancels it. */
+export async function cancelAfterPromotion(env: LogicEnv, run: Run): Promise<void> {
+  const handle = env.client.workflow.getHandle(run.workflowId);
+  await until('promotion', async () => (await handle.query(lifecycleStatusQuery)).stage === 'promoted');
+  // The stage turns before the promotion's record is written: a cancel in between would cancel that write.
+  await until('the promotion recorded', () => run.count('recordOutcome') >= 1);
+  await handle.cancel();
+  await run.result().catch(() => undefined);
 }

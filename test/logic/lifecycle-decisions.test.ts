@@ -2,8 +2,17 @@ import { Context, sleep } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lifecycleStatusQuery, promoteOverrideSignal } from '../../workflows/definitions.js';
-import { FailureType } from '../../workflows/failures.js';
-import { hostFailure, type LogicEnv, report, type Run, startLogicEnv } from './harness.js';
+import { FailureType } from '../../workflows/domain/failures.js';
+import {
+  hostFailure,
+  type LogicEnv,
+  report,
+  type Run,
+  startLogicEnv,
+  STUB_CLOCK_SCALE,
+  until,
+  cancelAfterPromotion,
+} from './harness.js';
 
 let env: LogicEnv;
 beforeAll(async () => {
@@ -11,24 +20,21 @@ beforeAll(async () => {
 });
 afterAll(async () => env?.close());
 
-async function until(what: string, cond: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-const stage = async (run: Run) =>
-  (await env.client.workflow.getHandle(run.workflowId).query(lifecycleStatusQuery)).stage;
-
 /** A promoted lifecycle watches for ever: cancel it, and check the cleanup destroyed it once. */
 async function cancelPromoted(run: Run): Promise<void> {
-  await until('promotion', async () => (await stage(run)) === 'promoted');
-  await env.client.workflow.getHandle(run.workflowId).cancel();
-  await run.result().catch(() => undefined);
+  await cancelAfterPromotion(env, run);
   expect(run.count('destroyInstance')).toBe(1);
 }
+
+/** What a host reports when it gave up on a batch: its GPUs cannot reach the default 29 proofs/h. */
+const GPU_CEILING_SHORT = {
+  bound: 'gpu-ceiling',
+  bestRate: 20,
+  gpuCeilingRate: 20,
+  gpus: 2,
+  completed: 4,
+  requested: 12,
+} as const;
 
 const outcome = (run: Run) =>
   run.calls.filter((c) => c.name === 'recordOutcome').map((c) => c.input as Record<string, unknown>);
@@ -58,7 +64,7 @@ describe('the lifecycle decides, with every activity a stub', () => {
       const run = await env.start({ host: { [step]: () => Promise.reject(hostFailure(type)) } });
       const f = await run.failure();
       expect(f.type).toBe(type);
-      expect(f.message).toContain(`(during ${during})`);
+      expect(f.message).toContain(`during ${during}`);
       expect(run.count('destroyInstance')).toBe(1);
       expect(outcome(run)).toEqual([
         expect.objectContaining({ outcome: 'killed', failureType: type, destroyed: true }),
@@ -156,7 +162,7 @@ describe('the lifecycle decides, with every activity a stub', () => {
             ctx.heartbeat({ completed: 2 });
             await sleep(200).catch(() => undefined);
           }
-          return report(2, Date.now() - started, { requested: input.count, stoppedEarly: true });
+          return report(2, Date.now() - started, { requested: input.count, deadlineReached: true });
         },
       },
     });
@@ -169,14 +175,16 @@ describe('the lifecycle decides, with every activity a stub', () => {
   it('kills a host under minRate, after the full batch or when the host stopped early', async () => {
     const slow = await env.start({ host: { runBenchmark: async () => report(12, 3_600_000) } });
     const early = await env.start({
-      host: { runBenchmark: async () => report(4, 900_000, { earlyStopped: true }) },
+      host: { runBenchmark: async () => report(4, 900_000, { gaveUp: GPU_CEILING_SHORT }) },
     });
     const s = await slow.failure();
     expect(s.type).toBe(FailureType.BenchRateBelowMin);
     expect(s.details?.[0]).toMatchObject({ rate: 12, minRate: 29 });
     const e = await early.failure();
     expect(e.type).toBe(FailureType.BenchRateBelowMin);
-    expect(e.details?.[0]).toMatchObject({ earlyStop: true, minRate: 29 });
+    expect(e.details?.[0]).toMatchObject({ earlyStop: true, minRate: 29, gpuCeilingRate: 20 });
+    // Phrased from the host's evidence, not recomputed from the timings (60 s GPU time on 2 GPUs is 120/h).
+    expect(e.message).toContain('stopped early after 4 of 12 proofs: 2 GPUs cannot exceed 20 proofs/h');
   });
 
   it('promotes on an operator override that arrives during an early-stopped batch, restarting the daemon first', async () => {
@@ -185,7 +193,7 @@ describe('the lifecycle decides, with every activity a stub', () => {
       host: {
         runBenchmark: async () => {
           while (!released) await new Promise((r) => setTimeout(r, 50));
-          return report(4, 900_000, { earlyStopped: true });
+          return report(4, 900_000, { gaveUp: GPU_CEILING_SHORT });
         },
       },
     });
@@ -211,7 +219,50 @@ describe('the lifecycle decides, with every activity a stub', () => {
     const run = await env.start(scenario, { watch: { intervalSec: 0.2, windowSamples: 2, degradedSamples: 2 } });
     const f = await run.failure();
     expect(f.type).toBe(type);
-    expect(f.message).toContain('(during promoted)');
+    expect(f.message).toContain('during promoted');
+    expect(outcome(run).map((o) => o.outcome)).toEqual(['promoted', 'killed']);
+    expect(run.count('destroyInstance')).toBe(1);
+  });
+
+  it.each([
+    // 12 proofs in 50 ms: at the stubs' clock, far above what 2x RTX 4090 can do.
+    ['rate-above-ceiling', report(12, 50)],
+    [
+      'uniform-timings',
+      report(12, 600_000, {
+        timings: Array.from({ length: 12 }, (_, index) => ({
+          index,
+          totalMs: 100_000,
+          synthesisMs: 40_000,
+          gpuComputeMs: 60_000,
+        })),
+      }),
+    ],
+  ] as const)('kills a host whose benchmark claim is implausible (%s), never promoting it', async (check, rep) => {
+    const run = await env.start({ host: { runBenchmark: async () => rep } });
+    const f = await run.failure();
+    expect(f.type).toBe(FailureType.ImplausibleResult);
+    expect(f.message).toMatch(/^ImplausibleResult during evaluating: benchmark: /);
+    expect(f.details?.[0]).toMatchObject({ check, where: 'benchmark', clockScale: STUB_CLOCK_SCALE });
+    expect(outcome(run).map((o) => o.outcome)).toEqual(['killed']);
+    expect(run.count('destroyInstance')).toBe(1);
+  });
+
+  it('the watch kills a promoted host whose production counters claim an impossible rate', async () => {
+    let completed = 0;
+    const run = await env.start(
+      {
+        host: {
+          sampleDaemon: async () => ({ completed: (completed += 1000), failed: 0, uptimeSec: 1, at: Date.now() }),
+        },
+      },
+      { watch: { intervalSec: 0.2, windowSamples: 2, degradedSamples: 2 } },
+    );
+    const f = await run.failure();
+    expect(f.type).toBe(FailureType.ImplausibleResult);
+    expect(f.message).toMatch(
+      /^ImplausibleResult during promoted: production: claimed [\d.]+ proofs\/h, above the 480000 proofs\/h that 2x RTX 4090 can do/,
+    );
     expect(outcome(run).map((o) => o.outcome)).toEqual(['promoted', 'killed']);
     expect(run.count('destroyInstance')).toBe(1);
   });

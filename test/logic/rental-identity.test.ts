@@ -1,22 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lifecycleStatusQuery } from '../../workflows/definitions.js';
-import { FailureType } from '../../workflows/failures.js';
-import { hostTaskQueue, instanceLabel, rentalKey } from '../../workflows/task-queues.js';
-import { type LogicEnv, OFFER, type Run, startLogicEnv } from './harness.js';
+import { hostTaskQueue, instanceLabel, rentalKey } from '../../workflows/domain/task-queues.js';
+import { type LogicEnv, type Run, startLogicEnv, until } from './harness.js';
 
 let env: LogicEnv;
 beforeAll(async () => {
   env = await startLogicEnv();
 });
 afterAll(async () => env?.close());
-
-async function until(what: string, cond: () => Promise<boolean>, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 const STORE = ['recordInstance', 'recordEvent', 'recordBenchmark', 'recordOutcome', 'saveLogTail'];
 /** The rental key of every store write the lifecycle made, with the workflow id beside it. */
@@ -27,16 +18,6 @@ const storeKeys = (run: Run) =>
       const input = c.input as { rentalKey?: string; workflowId?: string };
       return `${input.rentalKey} ${input.workflowId}`;
     });
-
-async function hostQueues(workflowId: string): Promise<Set<string>> {
-  const events = (await env.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
-  return new Set(
-    events.flatMap((e) => {
-      const q = e.activityTaskScheduledEventAttributes?.taskQueue?.name;
-      return q?.startsWith('host/') ? [q] : [];
-    }),
-  );
-}
 
 describe('a lifecycle knows its rental', () => {
   it('keys its label, host queue and every store write by its rental, also after continue-as-new', async () => {
@@ -58,26 +39,5 @@ describe('a lifecycle knows its rental', () => {
     expect(last.stage).toBe('killed');
     const seqs = run.calls.filter((c) => c.name === 'recordEvent').map((c) => (c.input as { seq: number }).seq);
     expect(seqs).toEqual(seqs.map((_, i) => i + 1));
-  });
-
-  it('a run continued by code from before rental keys keeps its workflow id as key, label and queue', async () => {
-    // What such a run hands on: its watch state, without a rental key.
-    const run = await env.start(
-      { hostConnects: false },
-      {
-        resume: {
-          rented: { instanceId: 900_007, offer: OFFER },
-          seq: 12,
-          benchRate: 72,
-          points: [],
-          lowSamples: 0,
-        },
-        watch: { intervalSec: 0.2 },
-      },
-    );
-    // Its host (the first rental's, polling the old queue) is gone here: the watch loses it.
-    expect((await run.failure()).type).toBe(FailureType.HostLost);
-    expect(new Set(storeKeys(run))).toEqual(new Set([`${run.workflowId} ${run.workflowId}`]));
-    expect(await hostQueues(run.workflowId)).toEqual(new Set([hostTaskQueue(instanceLabel(run.workflowId))]));
   });
 });

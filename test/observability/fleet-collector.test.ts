@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { createPool } from '../../activities/store/pool.js';
-import { readFleet } from '../../workers/fleet-collector.js';
+import { readFleet } from '../../workers/setup/fleet-collector.js';
 
 /**
  * The fleet totals are a function of the store alone (a restarted worker exports the same spend): here

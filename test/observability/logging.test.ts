@@ -7,7 +7,7 @@ import { instanceLifecycle } from '../../workflows/index.js';
 import { expectKilled } from '../helpers/expect-kill.js';
 import type { FleetEnv } from '../helpers/fleet-env.js';
 import { simOffer } from '../helpers/offers.js';
-import { pollUntil } from '../helpers/poll.js';
+import { pollUntil } from '../../infra/dev/poll.js';
 
 // The workers' logger (pino behind the SDK's Runtime logger) writes here; set before fleet-env installs it.
 const logFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'fleet-log-')), 'worker.jsonl');
@@ -46,6 +46,13 @@ describe('structured worker logs', () => {
       workflowExecutionTimeout: '5 minutes',
     });
     expect(await waitForVerdict(env.client, promoteId)).toBe('promoted');
+    // The promote line follows the promoted stage (after its event is stored): a cancel before it would
+    // leave none to check.
+    await pollUntil(
+      'promote line',
+      () => (lines().some((l) => l.workflowId === promoteId && l.event === 'promote') ? true : undefined),
+      { timeoutMs: 20_000, intervalMs: 100 },
+    );
     await handle.cancel();
     await handle.result().catch(() => undefined);
 

@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lifecycleStatusQuery } from '../../workflows/definitions.js';
-import { FailureType } from '../../workflows/failures.js';
+import { FailureType } from '../../workflows/domain/failures.js';
 import { hostFailure, type LogicEnv, OFFER, type Run, startLogicEnv } from '../logic/harness.js';
 
 /**

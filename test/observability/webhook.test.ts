@@ -8,10 +8,11 @@ import { waitForVerdict } from '../../infra/dev/verdict.js';
 import { fleetScaler } from '../../workflows/fleet-scaler.js';
 import { instanceLifecycle, orphanReconciler } from '../../workflows/index.js';
 import { expectKilled } from '../helpers/expect-kill.js';
+import { fleetBase } from '../helpers/fleet-base.js';
 import { API_KEY, fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
 import { historyText } from '../helpers/history-text.js';
 import { simOffer } from '../helpers/offers.js';
-import { pollUntil } from '../helpers/poll.js';
+import { pollUntil } from '../../infra/dev/poll.js';
 import { type Received, startReceiver } from './receiver.js';
 
 const SECRET = 'webhook-secret-' + 'x'.repeat(24);
@@ -158,15 +159,18 @@ describe('lifecycle notifications through the control worker', () => {
 
   it('announces a scaler run the budget holds short of its target', async () => {
     const before = events().length;
+    // Shared database and namespace: rentals other files left count into the target and caps, so these
+    // leave room above them; only the budget (below any offer's price) may hold the fleet short.
+    const base = await fleetBase(env.client, env.pool);
     await env.client.workflow.execute(fleetScaler, {
       taskQueue: env.taskQueue,
       workflowId: `notify-scaler-${randomUUID()}`,
       args: [
         {
-          targetRate: 1000 / SCALE,
+          targetRate: base.rate + 1000 / SCALE,
           maxDph: 0.05,
-          maxInstances: 4,
-          maxConcurrentBenchmarks: 4,
+          maxInstances: base.instances + 4,
+          maxConcurrentBenchmarks: base.benchmarks + 4,
           explorationSlots: 4,
           minRate: MIN_RATE,
           offerCheckSec: 1,

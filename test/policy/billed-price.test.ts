@@ -4,8 +4,8 @@ import { createVastActivities, offerFacts } from '../../activities/vast/activiti
 import { VastClient } from '../../activities/vast/client.js';
 import { billedDph, expectedDph, storageDph } from '../../activities/vast/pricing.js';
 import { OfferSchema, ShowInstanceResponseSchema } from '../../activities/vast/schemas.js';
-import { offerQuery } from '../../workflows/fleet-scaler.js';
-import { DEFAULT_DISK_GB, withDefaults } from '../../workflows/policy/defaults.js';
+import { offerQuery } from '../../workflows/domain/policy/offer-filter.js';
+import { DEFAULT_DISK_GB, withDefaults } from '../../workflows/domain/policy/defaults.js';
 
 // Each fixture names its source in `_source`.
 const fixture = (name: string) =>

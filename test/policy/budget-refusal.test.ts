@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { refusedByBudget } from '../../workflows/policy/budget-refusal.js';
-import { chooseOffers, type FleetTarget, type RankedOffer } from '../../workflows/policy/offer-ranking.js';
+import { refusedByBudget } from '../../workflows/domain/policy/budget-refusal.js';
+import { chooseOffers, type FleetTarget, type RankedOffer } from '../../workflows/domain/policy/offer-ranking.js';
 
 const offer = (offerId: number, dphTotal: number, predictedRate: number | null = 40): RankedOffer => ({
   offerId,

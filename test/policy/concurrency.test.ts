@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { planBenchmark } from '../../workflows/policy/concurrency.js';
-import { DEFAULT_CONCURRENCY, withDefaults } from '../../workflows/policy/defaults.js';
-import { expectedBatchMs, judgeRate, proofsPerHour } from '../../workflows/policy/rate.js';
+import { planBenchmark } from '../../workflows/domain/policy/concurrency.js';
+import { DEFAULT_CONCURRENCY, withDefaults } from '../../workflows/domain/policy/defaults.js';
+import { expectedBatchMs, judgeRate, proofsPerHour } from '../../workflows/domain/policy/rate.js';
 
 const GB = 1024; // Vast RAM fields are MB
 

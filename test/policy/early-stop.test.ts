@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cannotReachMinRate } from '../../workflows/policy/early-stop.js';
+import { cannotReachMinRate } from '../../workflows/domain/policy/early-stop.js';
 
 const base = { requested: 12, concurrency: 2, minRate: 29, minProofs: 2 };
 const MIN = 60_000;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { fleetFigures, type OpenRentalRow } from '../../workflows/policy/fleet-figures.js';
-import { rentalKey } from '../../workflows/task-queues.js';
+import { decidedFigures, fleetFigures, type OpenRentalRow } from '../../workflows/domain/policy/fleet-figures.js';
+import { rentalKey } from '../../workflows/domain/task-queues.js';
 
 const wid = 'instance-offer-42';
 const first = rentalKey(wid, 'run-a');
@@ -48,5 +48,39 @@ describe('fleet figures count each rental once', () => {
       [{ workflowId: legacy, rentalKeys: [rentalKey(legacy, 'run-z'), legacy] }],
     );
     expect(now.inFlight).toEqual([{ dph: 0.3, predictedRate: null }]);
+  });
+});
+
+describe("the figures a scaler run decided on (its result's `fleet`)", () => {
+  it('sums promoted rates and every rental price, with $ per proof and the bars of the run', () => {
+    const target = {
+      targetRate: 400,
+      maxDph: 5,
+      maxInstances: 8,
+      maxConcurrentBenchmarks: 3,
+      explorationSlots: 1,
+      minRate: 29,
+    };
+    const f = decidedFigures(
+      {
+        promoted: [
+          { rate: 38.5, dph: 0.5 },
+          { rate: 33.2, dph: 1.173 },
+        ],
+        inFlight: [{ dph: 0.44, predictedRate: null }],
+      },
+      target,
+    );
+    expect(f).toEqual({
+      proofsPerHour: 71.7,
+      dollarsPerHour: 2.113,
+      dollarsPerProof: Math.round((2.113 / 71.7) * 1e6) / 1e6,
+      promoted: 2,
+      benchmarking: 1,
+      targetProofsPerHour: 400,
+      budgetDollarsPerHour: 5,
+      minRateProofsPerHour: 29,
+    });
+    expect(decidedFigures({ promoted: [], inFlight: [] }, target).dollarsPerProof).toBeNull();
   });
 });

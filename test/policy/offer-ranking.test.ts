@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chooseOffers, type OfferCandidate, rankOffers } from '../../workflows/policy/offer-ranking.js';
+import { chooseOffers, type OfferCandidate, rankOffers } from '../../workflows/domain/policy/offer-ranking.js';
 
 const offer = (offerId: number, machineId: number, gpuName: string, dphTotal: number, numGpus = 1): OfferCandidate => ({
   offerId,
@@ -80,6 +80,16 @@ describe('chooseOffers', () => {
     expect(chosen.map((o) => o.offerId)).toEqual([3, 7, 5]);
     const none = chooseOffers(ranked, { promoted: [], inFlight: [] }, { ...target, maxDph: 1.6, explorationSlots: 0 });
     expect(none.map((o) => o.offerId)).toEqual([3, 7]);
+  });
+
+  it('explores within a $/h budget as well as the slots', () => {
+    const explore = rankOffers([offer(5, 20, 'H100', 0.4), offer(6, 21, 'B200', 0.7)], perf, [], 29);
+    const open = { ...target, maxConcurrentBenchmarks: 5, explorationSlots: 2 };
+    const both = chooseOffers(explore, { promoted: [], inFlight: [] }, open);
+    expect(both.map((o) => o.offerId)).toEqual([5, 6]);
+    // $0.50/h of exploration: the $0.40 one fits, the $0.70 one would pass the budget.
+    const bounded = chooseOffers(explore, { promoted: [], inFlight: [] }, { ...open, explorationDph: 0.5 });
+    expect(bounded.map((o) => o.offerId)).toEqual([5]);
   });
 
   it('rents nothing once the fleet already meets its target', () => {

@@ -6,7 +6,7 @@ import {
   lifecycleWorkflowId,
   rentalKey,
   workflowIdOfLabel,
-} from '../../workflows/task-queues.js';
+} from '../../workflows/domain/task-queues.js';
 
 const runA = '01a24355-1bec-7384-9380-c07366d46926';
 const runB = '01a24355-1bec-7384-9380-c07366d46927';

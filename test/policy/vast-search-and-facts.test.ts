@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { factsFromInstance, offerFacts } from '../../activities/vast/activities.js';
 import { stoppingEvidence } from '../../activities/vast/instance-state.js';
-import { type OfferFilter, offerQuery, offersOf } from '../../workflows/fleet-scaler.js';
+import { type OfferFilter, offerQuery } from '../../workflows/domain/policy/offer-filter.js';
+import { offersOf } from '../../workflows/fleet-scaler.js';
 
 const filter: OfferFilter = {
   gpuModels: ['RTX 4090'],

@@ -11,11 +11,17 @@ const files = readdirSync(DIR).filter((f) => f.endsWith('.json'));
 const load = (f: string) => historyFromJSON(JSON.parse(readFileSync(path.join(DIR, f), 'utf8')));
 
 describe('recorded histories replay against the current workflow code', () => {
-  it('has a recorded history for promotion and for kills', () => {
-    // v1-*: recorded before promoted instances were watched (they replay through patched()); the rest: current.
-    for (const generation of [(f: string) => f.startsWith('v1-'), (f: string) => !f.startsWith('v1-')]) {
-      expect(files.filter(generation).filter((f) => f.includes('promoted-')).length).toBeGreaterThanOrEqual(1);
-      expect(files.filter(generation).filter((f) => f.includes('killed-')).length).toBeGreaterThanOrEqual(4);
+  it('has recorded histories of promotion and of kills of several failure types', () => {
+    expect(files.filter((f) => f.includes('promoted-')).length).toBeGreaterThanOrEqual(1);
+    const killed = files.filter((f) => f.includes('killed-'));
+    expect(killed.length).toBeGreaterThanOrEqual(4);
+    expect(new Set(killed.map((f) => /killed-([A-Za-z]+)-/.exec(f)?.[1])).size).toBeGreaterThanOrEqual(3);
+  });
+
+  it('names no file or worker of the machine that recorded them', () => {
+    for (const f of files) {
+      const text = readFileSync(path.join(DIR, f), 'utf8');
+      expect(text, f).not.toMatch(/\/(work|root|home|tmp)\/|"\d+@[^"]+"/);
     }
   });
 
@@ -26,11 +32,9 @@ describe('recorded histories replay against the current workflow code', () => {
 
   it('reports a determinism violation for an incompatible change', async () => {
     const promoted = files.find((f) => f.includes('promoted-')) ?? 'missing';
-    const verdict = await replayHistory(
-      load(promoted),
-      'promoted-vs-changed',
-      path.join(HERE, 'fixtures/changed-lifecycle.ts'),
-    );
+    const verdict = await replayHistory(load(promoted), 'promoted-vs-changed', {
+      workflowsPath: path.join(HERE, 'fixtures/changed-lifecycle.ts'),
+    });
     expect(verdict).toMatchObject({ ok: false, determinism: true });
   });
 });

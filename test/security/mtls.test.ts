@@ -8,11 +8,12 @@ import { readFileSync } from 'node:fs';
 import { Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { connectionOptions } from '../../workers/temporal-connection.js';
+import { connectionOptions } from '../../workers/setup/temporal-connection.js';
 
 /**
  * The dev server speaks plaintext, so a TLS terminator that demands client certificates stands in
  * front of it — as an mTLS-enabled frontend would — and the fleet's connection options must pass it.
+ * The same options against the Temporal server's own mTLS frontends: test/engine/cluster-security.test.ts.
  */
 const dir = mkdtempSync(path.join(os.tmpdir(), 'mtls-'));
 const f = (name: string) => path.join(dir, name);

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type HostFarm, startHostFarm } from '../../infra/sim/farm/farm.js';
-import { pollUntil } from '../helpers/poll.js';
+import { pollUntil } from '../../infra/dev/poll.js';
 
 const STANDIN = path.resolve('infra/sim/farm/standin.sh');
 const until = (what: string, cond: () => boolean) =>

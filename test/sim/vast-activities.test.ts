@@ -91,7 +91,19 @@ describe('destroy and its confirmation', () => {
 describe("the watch's read of Vast", () => {
   it('a running instance: its status and billed price', async () => {
     queue = [running];
-    expect(await run(() => acts.instanceState(312))).toEqual({ status: 'running', dph: 0.8021 });
+    expect(await run(() => acts.instanceState(312))).toEqual({
+      status: 'running',
+      dph: 0.8021,
+      // What an interruptible rental is judged by; the documentation sample is an on-demand instance.
+      market: {
+        minBidDph: 0.296,
+        isBid: false,
+        intendedStatus: 'running',
+        curState: 'running',
+        nextState: 'running',
+        statusMsg: 'success, running nvidia/cuda_11.0.3-devel-ubuntu18.04/ssh',
+      },
+    });
   });
   it('gone (404 not_found or null) is evidence: status null, readable', async () => {
     queue = [documented('show-instance-gone-404'), documented('show-instance-gone-null')];

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VastClient, VastHttpError, VastResponseShapeError } from '../../activities/vast/client.js';
 import { OfferSchema } from '../../activities/vast/schemas.js';
-import { checkHostEnv, ControlConfigSchema, hostEnvFromConfig, loadConfig } from '../../workers/config.js';
+import { checkHostEnv, ControlConfigSchema, hostEnvFromConfig, loadConfig } from '../../workers/setup/config.js';
 
 // A server whose next answer the test sets: the client must parse it or refuse it naming the field.
 let next: { status: number; body: string } = { status: 200, body: '{}' };
@@ -131,5 +131,12 @@ describe('host env entries fit Vast (256 characters per entry)', () => {
     expect(() => checkHostEnv(hostEnvFromConfig(cfg))).not.toThrow(/HOST_PAYLOAD_KEYS/);
     // The message never carries the value itself.
     expect(() => checkHostEnv(hostEnvFromConfig(cfg))).not.toThrow(/kkkk/);
+  });
+  it('passes a private CA for the host front as the host TEMPORAL_TLS_CA, and names it when too long', () => {
+    const cfg = loadConfig(ControlConfigSchema, { ...base, HOST_TEMPORAL_TLS_CA: '/etc/gpu-fleet/ca.pem' });
+    expect(hostEnvFromConfig(cfg)).toMatchObject({ TEMPORAL_TLS_CA: '/etc/gpu-fleet/ca.pem' });
+    expect(hostEnvFromConfig(loadConfig(ControlConfigSchema, base))).not.toHaveProperty('TEMPORAL_TLS_CA');
+    const long = loadConfig(ControlConfigSchema, { ...base, HOST_TEMPORAL_TLS_CA: '/' + 'd'.repeat(300) });
+    expect(() => checkHostEnv(hostEnvFromConfig(long))).toThrow(/HOST_TEMPORAL_TLS_CA: becomes the host env entry/);
   });
 });

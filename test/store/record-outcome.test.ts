@@ -1,11 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createStoreActivities } from '../../activities/store/activities.js';
-import type { BenchmarkReport, OfferFacts } from '../../workflows/types.js';
+import { machineBlock, offerOn, recordRental } from '../helpers/store-rentals.js';
+import type { BenchmarkReport } from '../../workflows/domain/types.js';
 
 // Machine ids of this file's own block: the test database is shared by every file.
-const machine = 700_000_000 + Math.floor(Math.random() * 1_000_000) * 10;
+const machine = machineBlock(700_000_000);
 let pool: pg.Pool;
 let store: ReturnType<typeof createStoreActivities>;
 const seq = `interrupt_once_${machine}`;
@@ -43,30 +43,7 @@ async function arm(table: 'machine_failures' | 'host_perf', machineId: number): 
   );
 }
 
-function offerOn(machineId: number): OfferFacts {
-  return {
-    offerId: machineId + 1,
-    machineId,
-    hostId: 1,
-    gpuName: 'RTX 4090',
-    numGpus: 2,
-    cpuRamMb: 257_024,
-    dphTotal: 0.8,
-  };
-}
-
-async function rental(machineId: number) {
-  const ids = { rentalKey: `test-${machineId}.${randomUUID()}`, workflowId: `instance-offer-${machineId + 1}` };
-  await store.recordInstance({
-    ...ids,
-    offerId: machineId + 1,
-    instanceId: 1,
-    offer: offerOn(machineId),
-    label: ids.rentalKey,
-    stage: 'evaluating',
-  });
-  return ids;
-}
+const rental = (machineId: number) => recordRental(store, machineId);
 
 async function state(rentalKey: string, machineId: number) {
   const inst = await pool.query<{ outcome: string | null }>('SELECT outcome FROM instances WHERE rental_key = $1', [
@@ -122,7 +99,7 @@ describe('recordOutcome is one transaction', () => {
       elapsedMs: 4000,
       concurrency: 2,
       timings: [],
-      stoppedEarly: false,
+      deadlineReached: false,
     };
     const bench = { ...ids, offer: offerOn(m), report, rate: 3600 };
     await arm('host_perf', m);

@@ -3,8 +3,10 @@ import { simBilledDph } from '../../infra/sim/vast/pricing.js';
 import { waitForVerdict } from '../../infra/dev/verdict.js';
 import type { FleetScalerInput } from '../../workflows/fleet-scaler.js';
 import { fleetScaler, instanceLifecycle, offerReport } from '../../workflows/index.js';
-import { cancelAndWait } from '../helpers/cancel-and-wait.js';
+import { lifecycleWorkflowId } from '../../workflows/domain/task-queues.js';
+import { cancelAndWait, cancelStillRunning } from '../helpers/cancel-and-wait.js';
 import { expectCleanedUp, expectKilled } from '../helpers/expect-kill.js';
+import { fleetBase } from '../helpers/fleet-base.js';
 import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
 import { simOffer } from '../helpers/offers.js';
 
@@ -26,7 +28,16 @@ let env: FleetEnv;
 beforeAll(async () => {
   env = await startFleetEnv(Object.values(offers));
 });
-afterAll(async () => env?.close());
+afterAll(async () => {
+  // Also when a test failed midway: a lifecycle left running would count in later files' scaler caps.
+  if (env) {
+    await cancelStillRunning(env.client, [
+      ...Object.values(offers).map((o) => lifecycleWorkflowId(o.id)),
+      `billed-watch-${offers.heavyToRent.id}`,
+    ]);
+  }
+  await env?.close();
+});
 
 const filter = { gpuModels: [MODEL], minRamMb: 64_000, minReliability: 0.9, minCuda: 12, maxOfferDph: 1 };
 
@@ -54,17 +65,14 @@ describe('ranked, budgeted and watched on the price Vast bills', () => {
   });
 
   it('keeps the fleet budget on billed prices: a storage-heavy offer does not fit where its search price would', async () => {
-    const before = await env.pool.query<{ dph: number; n: number }>(
-      `SELECT COALESCE(SUM(dph_total), 0)::float AS dph, COUNT(*)::int AS n
-       FROM instances WHERE destroyed_at IS NULL AND outcome = 'promoted'`,
-    );
-    const base = before.rows[0] ?? { dph: 0, n: 0 };
+    // Shared database and namespace: what other files left rented or running counts, as the scaler counts it.
+    const base = await fleetBase(env.client, env.pool);
     // Searched prices: 0.116 + 0.116 + 0.3 = 0.53 fits 0.72; billed: 0.313 + 0.365 = 0.678 leaves no room for a third.
     const input: FleetScalerInput = {
       targetRate: 1e9,
       maxDph: 0.72 + base.dph,
-      maxInstances: 3 + base.n,
-      maxConcurrentBenchmarks: 3,
+      maxInstances: 3 + base.instances,
+      maxConcurrentBenchmarks: 3 + base.benchmarks,
       explorationSlots: 3,
       minRate: MIN_RATE,
       offerCheckSec: 2,

@@ -1,12 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { simBilledDph } from '../../infra/sim/vast/pricing.js';
-import { ensureScalerSchedule } from '../../workers/schedules.js';
+import { ensureScalerSchedule } from '../../workers/setup/schedules.js';
 import type { FleetScalerInput } from '../../workflows/fleet-scaler.js';
 import { fleetScaler } from '../../workflows/index.js';
+import { lifecycleWorkflowId } from '../../workflows/domain/task-queues.js';
 import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
-import { cancelAndWait } from '../helpers/cancel-and-wait.js';
+import { cancelAndWait, cancelStillRunning } from '../helpers/cancel-and-wait.js';
+import { fleetBase } from '../helpers/fleet-base.js';
 import { simOffer } from '../helpers/offers.js';
-import { waitForVerdict } from '../../infra/dev/verdict.js';
+import { waitForPromotionRecorded, waitForVerdict } from '../../infra/dev/verdict.js';
 
 const SCALE = 0.01;
 // Model names unique to this file: GPU-model history is shared across the test database.
@@ -39,7 +41,15 @@ beforeAll(async () => {
   ]);
   await fetch(`${env.sim.url}/_sim/offers/${offers.raced.id}/race`, { method: 'POST' });
 });
-afterAll(async () => env?.close());
+afterAll(async () => {
+  // Also when a test failed midway: a lifecycle left running would count in later files' scaler caps.
+  if (env)
+    await cancelStillRunning(
+      env.client,
+      Object.values(offers).map((o) => lifecycleWorkflowId(o.id)),
+    );
+  await env?.close();
+});
 
 const input = (over: Partial<FleetScalerInput> = {}): FleetScalerInput => ({
   targetRate: 12_000,
@@ -57,14 +67,17 @@ const input = (over: Partial<FleetScalerInput> = {}): FleetScalerInput => ({
 
 describe('fleetScaler', () => {
   it('rents the best offers per dollar within budget and caps, skipping bad machines and taken offers', async () => {
-    // The database is shared by every test file: count what other files left rented into the caps.
-    const before = await env.pool.query<{ rate: number; dph: number; n: number }>(
-      `SELECT COALESCE(SUM(bench_rate), 0)::float AS rate, COALESCE(SUM(dph_total), 0)::float AS dph, COUNT(*)::int AS n
-       FROM instances WHERE destroyed_at IS NULL AND outcome = 'promoted'`,
-    );
-    const base = before.rows[0] ?? { rate: 0, dph: 0, n: 0 };
+    // The database and namespace are shared by every test file: what other files left rented or running
+    // counts into the caps, as the scaler counts it.
+    const base = await fleetBase(env.client, env.pool);
     const relative = (o: Partial<FleetScalerInput>) =>
-      input({ ...o, targetRate: (o.targetRate ?? 0) + base.rate, maxDph: 2.0 + base.dph, maxInstances: 4 + base.n });
+      input({
+        ...o,
+        targetRate: (o.targetRate ?? 0) + base.rate,
+        maxDph: 2.0 + base.dph,
+        maxInstances: 4 + base.instances,
+        maxConcurrentBenchmarks: 3 + base.benchmarks,
+      });
     const result = await env.client.workflow.execute(fleetScaler, {
       taskQueue: env.taskQueue,
       workflowId: `scaler-${offers.best.id}`,
@@ -97,6 +110,11 @@ describe('fleetScaler', () => {
 
     // The children run on; once promoted, a second run sees the fleet at its target and rents nothing more.
     await Promise.all(result.started.map((s) => waitForVerdict(env.client, s.workflowId)));
+    // The scaler counts a row without its outcome as in flight (no rate): wait for each promotion's record.
+    const recorded = await Promise.all(
+      result.started.map((s) => waitForPromotionRecorded(env.client, env.pool, s.workflowId)),
+    );
+    expect(recorded.map((r) => r.outcome)).toEqual(result.started.map(() => 'promoted'));
     const again = await env.client.workflow.execute(fleetScaler, {
       taskQueue: env.taskQueue,
       workflowId: `scaler-again-${offers.best.id}`,

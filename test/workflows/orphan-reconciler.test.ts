@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitForVerdict } from '../../infra/dev/verdict.js';
+import { waitForPromotionRecorded, waitForVerdict } from '../../infra/dev/verdict.js';
 import { instanceLifecycle, orphanReconciler } from '../../workflows/index.js';
 import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
-import { cancelAndWait } from '../helpers/cancel-and-wait.js';
+import { cancelAndWait, cancelStillRunning } from '../helpers/cancel-and-wait.js';
 import { simOffer } from '../helpers/offers.js';
 
 const orphaned = simOffer({ host: { proofSec: 100 } });
@@ -13,7 +13,11 @@ let env: FleetEnv;
 beforeAll(async () => {
   env = await startFleetEnv([orphaned, owned, next]);
 });
-afterAll(async () => env?.close());
+afterAll(async () => {
+  // Also when the test failed midway: a lifecycle left running would count in later files' scaler caps.
+  if (env) await cancelStillRunning(env.client, [`orphan-${orphaned.id}`, `owned-${owned.id}`]);
+  await env?.close();
+});
 
 describe('orphan reconciliation', () => {
   it('destroys an instance whose lifecycle was terminated, and leaves owned ones alone', async () => {
@@ -30,6 +34,8 @@ describe('orphan reconciliation', () => {
     });
     expect(await waitForVerdict(env.client, victim.workflowId)).toBe('promoted');
     expect(await waitForVerdict(env.client, keeper.workflowId)).toBe('promoted');
+    // Its promotion recorded first: terminated before that, its row would keep no verdict to keep.
+    expect((await waitForPromotionRecorded(env.client, env.pool, victim.workflowId)).outcome).toBe('promoted');
     // Terminate runs no cleanup: the instance keeps billing with nobody watching it.
     await victim.terminate('simulating an operator mistake');
     expect(env.sim.ledger().find((l) => l.offerId === orphaned.id)?.destroyed).toBe(false);
@@ -40,6 +46,8 @@ describe('orphan reconciliation', () => {
       args: [fastRequest(next.id, { minRate: 29 / 0.01 })],
     });
     expect(await waitForVerdict(env.client, successor.workflowId)).toBe('promoted');
+    // Its row is asserted promoted below: the record follows the promoted stage.
+    expect((await waitForPromotionRecorded(env.client, env.pool, successor.workflowId)).outcome).toBe('promoted');
 
     const result = await env.client.workflow.execute(orphanReconciler, {
       taskQueue: env.taskQueue,

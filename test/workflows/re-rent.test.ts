@@ -8,13 +8,13 @@ import type { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { waitForVerdict } from '../../infra/dev/verdict.js';
 import { fleetScaler, instanceLifecycle } from '../../workflows/index.js';
-import { hostTaskQueue, instanceLabel, lifecycleWorkflowId, rentalKey } from '../../workflows/task-queues.js';
-import type { LifecycleRequest } from '../../workflows/types.js';
+import { hostTaskQueue, instanceLabel, lifecycleWorkflowId, rentalKey } from '../../workflows/domain/task-queues.js';
+import type { LifecycleRequest } from '../../workflows/domain/types.js';
 import { cancelAndWait } from '../helpers/cancel-and-wait.js';
 import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
 import { hostProcesses } from '../helpers/host-processes.js';
 import { simOffer } from '../helpers/offers.js';
-import { pollUntil } from '../helpers/poll.js';
+import { pollUntil } from '../../infra/dev/poll.js';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 

@@ -1,6 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
-import { CONTROL_TASK_QUEUE } from '../../workflows/task-queues.js';
-import { connectionOptions, dataConverter, TemporalSecuritySchema } from '../temporal-connection.js';
+import { CONTROL_TASK_QUEUE } from '../../workflows/domain/task-queues.js';
+import { connectionOptions, dataConverter, TemporalSecuritySchema } from '../setup/temporal-connection.js';
 
 /** A refusal or failure the operator must read; the CLI prints the message and exits with `exitCode`. */
 export class CliError extends Error {
@@ -42,10 +42,14 @@ export class CliContext {
     return this.client;
   }
 
+  /** Where the Temporal UI is: TEMPORAL_UI_URL, or a local dev server's UI on 8233 next to 7233. */
+  uiBase(): string | null {
+    return process.env.TEMPORAL_UI_URL ?? (this.address === DEFAULT_ADDRESS ? 'http://127.0.0.1:8233' : null);
+  }
+
   /** The Temporal UI page of a workflow, when TEMPORAL_UI_URL says where the UI is. */
   uiLink(workflowId: string): string | null {
-    // A local dev server serves its UI on 8233 next to 7233; elsewhere only TEMPORAL_UI_URL can say.
-    const ui = process.env.TEMPORAL_UI_URL ?? (this.address === DEFAULT_ADDRESS ? 'http://127.0.0.1:8233' : null);
+    const ui = this.uiBase();
     if (!ui) return null;
     return `${ui.replace(/\/$/, '')}/namespaces/${encodeURIComponent(this.namespace)}/workflows/${encodeURIComponent(workflowId)}`;
   }

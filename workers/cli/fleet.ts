@@ -1,6 +1,8 @@
 import type { Client } from '@temporalio/client';
+import { SA } from '../../workflows/domain/search-attributes.js';
+import { instanceLifecycle } from '../../workflows/index.js';
 import { chainStart } from './age.js';
-import { realRate, timeScale } from './units.js';
+import { realAgeSec, timeScale } from './units.js';
 
 export interface FleetRow {
   workflowId: string;
@@ -11,7 +13,10 @@ export interface FleetRow {
   /** The benchmark's rate in real proofs per hour; null until it is measured. */
   benchRateProofsPerHour: number | null;
   dollarsPerHour: number | null;
+  /** GPU-$ so far as of the lifecycle's last stage change (CostUsd). */
+  costUsd: number | null;
   rentalStartedAt: string;
+  /** Real seconds since the rental's first run started. */
   ageSec: number;
 }
 
@@ -24,11 +29,9 @@ export interface FleetTotals {
   dollarsPerHour: number;
   /** The fleet's whole hourly bill over what it proves; null while nothing is promoted. */
   dollarsPerProof: number | null;
+  /** What the listed lifecycles have cost (CostUsd), GPU-$. */
+  costUsd: number;
   timeScale: number;
-}
-
-function first(sa: Record<string, unknown[] | undefined> | undefined, key: string): unknown {
-  return sa?.[key]?.[0];
 }
 
 /** Running lifecycles from Temporal visibility, with the search attributes they keep current. */
@@ -36,22 +39,24 @@ export async function fleetStatus(client: Client, now = Date.now()): Promise<Fle
   const scale = timeScale();
   const rows: FleetRow[] = [];
   for await (const wf of client.workflow.list({
-    query: 'WorkflowType = "instanceLifecycle" AND ExecutionStatus = "Running"',
+    query: `WorkflowType = "${instanceLifecycle.name}" AND ExecutionStatus = "Running"`,
   })) {
-    const sa = wf.searchAttributes as Record<string, unknown[] | undefined>;
-    const model = first(sa, 'GpuModel');
-    const rate = first(sa, 'BenchRate') as number | undefined;
+    const sa = wf.typedSearchAttributes;
+    const model = sa.get(SA.gpuModel);
+    const rate = sa.get(SA.benchRate);
     const start = await chainStart(client, wf.workflowId, wf.startTime);
     rows.push({
       workflowId: wf.workflowId,
-      instanceId: (first(sa, 'VastInstanceId') as number | undefined) ?? null,
-      gpu: model ? `${String(first(sa, 'GpuCount') ?? 1)}x ${String(model)}` : null,
-      machineId: (first(sa, 'MachineId') as string | undefined) ?? null,
-      stage: String(first(sa, 'LifecycleStage') ?? 'provisioning'),
-      benchRateProofsPerHour: rate === undefined ? null : Math.round(realRate(rate, scale) * 10) / 10,
-      dollarsPerHour: (first(sa, 'DollarsPerHour') as number | undefined) ?? null,
+      instanceId: sa.get(SA.vastInstanceId) ?? null,
+      gpu: model ? `${sa.get(SA.gpuCount) ?? 1}x ${model}` : null,
+      machineId: sa.get(SA.machineId) ?? null,
+      stage: sa.get(SA.stage) ?? 'provisioning',
+      // Real proofs/h already: the lifecycle converts its clock (workflows/domain/policy/clock.ts).
+      benchRateProofsPerHour: rate === undefined ? null : Math.round(rate * 10) / 10,
+      dollarsPerHour: sa.get(SA.dollarsPerHour) ?? null,
+      costUsd: sa.get(SA.costUsd) ?? null,
       rentalStartedAt: start.toISOString(),
-      ageSec: Math.round((now - start.getTime()) / 1000),
+      ageSec: realAgeSec(now - start.getTime(), scale),
     });
   }
   return rows.sort((a, b) => a.workflowId.localeCompare(b.workflowId));
@@ -61,7 +66,9 @@ export function fleetTotals(rows: FleetRow[]): FleetTotals {
   const byStage: Record<string, number> = {};
   let proofs = 0;
   let dph = 0;
+  let cost = 0;
   for (const r of rows) {
+    cost += r.costUsd ?? 0;
     byStage[r.stage] = (byStage[r.stage] ?? 0) + 1;
     if (r.stage === 'promoted') proofs += r.benchRateProofsPerHour ?? 0;
     dph += r.dollarsPerHour ?? 0;
@@ -72,6 +79,7 @@ export function fleetTotals(rows: FleetRow[]): FleetTotals {
     promotedProofsPerHour: Math.round(proofs * 10) / 10,
     dollarsPerHour: Math.round(dph * 1000) / 1000,
     dollarsPerProof: proofs > 0 ? dph / proofs : null,
+    costUsd: Math.round(cost * 10_000) / 10_000,
     timeScale: timeScale(),
   };
 }

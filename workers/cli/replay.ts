@@ -4,7 +4,7 @@ import type { temporal } from '@temporalio/proto';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { Worker } from '@temporalio/worker';
-import { WORKFLOWS_PATH } from '../control-worker-factory.js';
+import { type WorkflowSource, workflowSource } from '../setup/workflow-source.js';
 import { CliError } from './context.js';
 
 type History = temporal.api.history.v1.IHistory;
@@ -12,14 +12,14 @@ type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
 export type ReplayVerdict = { ok: true } | { ok: false; determinism: boolean; message: string };
 
-/** Replays one history against the workflow code at `workflowsPath` (the current code by default). */
+/** Replays one history against the given workflow code (by default the code this CLI runs: the build's bundle or the sources). */
 export async function replayHistory(
   history: unknown,
   workflowId: string,
-  workflowsPath = WORKFLOWS_PATH,
+  source: WorkflowSource = workflowSource(),
 ): Promise<ReplayVerdict> {
   try {
-    await Worker.runReplayHistory({ workflowsPath, replayName: `replay-${workflowId}` }, history, workflowId);
+    await Worker.runReplayHistory({ ...source, replayName: `replay-${workflowId}` }, history, workflowId);
     return { ok: true };
   } catch (err) {
     const determinism =

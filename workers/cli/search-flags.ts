@@ -1,14 +1,20 @@
 import { type Command, InvalidArgumentError } from 'commander';
-import type { OfferFilter } from '../../workflows/fleet-scaler.js';
+import { DEFAULT_OFFER_FILTER, type OfferFilter } from '../../workflows/domain/policy/offer-filter.js';
 
 type Flag = 'verified' | 'external' | 'rentable';
 const FLAGS: readonly Flag[] = ['verified', 'external', 'rentable'];
 const DEFAULTS: Record<Flag, string> = { verified: 'true', external: 'false', rentable: 'true' };
 
+// commander stores a parser's null as '' (its "no value"), so `any` is kept as text until searchFlagsOf.
+type FlagValue = boolean | 'any';
+
+/** The search flags as commander hands them to an action. */
+export type SearchFlagOpts = Partial<Record<Flag, FlagValue>>;
+
 function flagValue(name: Flag) {
-  return (text: string): boolean | null => {
+  return (text: string): FlagValue => {
     if (text === 'true' || text === 'false') return text === 'true';
-    if (text === 'any') return null;
+    if (text === 'any') return 'any';
     throw new InvalidArgumentError(`--${name} must be true, false or any, got '${text}'`);
   };
 }
@@ -29,8 +35,20 @@ export function addSearchFlags(cmd: Command): Command {
 }
 
 /** Only the flags the operator gave: the rest keep the workflow's defaults. */
-export function searchFlagsOf(opts: Partial<Record<Flag, boolean | null>>): Pick<OfferFilter, Flag> {
+function searchFlagsOf(opts: SearchFlagOpts): Pick<OfferFilter, Flag> {
   const out: Pick<OfferFilter, Flag> = {};
-  for (const name of FLAGS) if (opts[name] !== undefined) out[name] = opts[name];
+  for (const name of FLAGS) {
+    const v = opts[name];
+    if (v !== undefined) out[name] = v === 'any' ? null : v;
+  }
   return out;
+}
+
+/** The search both `offers` and `schedule setup` send: the one default filter, with the operator's flags. */
+export function offerFilterOf(opts: { gpu?: string[] } & SearchFlagOpts): OfferFilter {
+  return {
+    ...DEFAULT_OFFER_FILTER,
+    gpuModels: opts.gpu ?? [...DEFAULT_OFFER_FILTER.gpuModels],
+    ...searchFlagsOf(opts),
+  };
 }

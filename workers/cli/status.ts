@@ -1,8 +1,10 @@
 import type { Client } from '@temporalio/client';
 import { lifecycleStatusQuery } from '../../workflows/definitions.js';
-import type { LifecycleStatus } from '../../workflows/types.js';
+import { SA } from '../../workflows/domain/search-attributes.js';
+import type { LifecycleStatus } from '../../workflows/domain/types.js';
 import { chainStart } from './age.js';
-import { realRate, timeScale } from './units.js';
+import { costAt, type CostFigures } from '../../workflows/domain/policy/cost.js';
+import { realAgeSec, timeScale } from './units.js';
 
 export interface LiveStatus extends LifecycleStatus {
   /** Progress the running host activity last heartbeated (proofs done, elapsed), if any. */
@@ -46,15 +48,19 @@ export interface StatusView {
   progress: { completedProofs: number; requestedProofs: number; elapsedSec: number; from: string } | null;
   rateProofsPerHour: number | null;
   rateKind: 'benchmark' | 'so far' | null;
+  /** A promoted host's rate over the watch's last window (the benchmark's until one is measured). */
+  productionRateProofsPerHour: number | null;
   dollarsPerHour: number | null;
   dollarsPerProof: number | null;
   rentalStartedAt: string;
   rentalAgeSec: number;
   failureType: string | null;
+  /** GPU-$ so far at the billed price, counted to now; null before the rent. */
+  cost: CostFigures | null;
   /** A write the lifecycle waits on while our Postgres is down (the host is not at fault). */
   waitingOn: { write: string; since: string; attempts: number; lastError: string } | null;
   pendingActivity: { type: string; attempt: number } | null;
-  /** The SIM_TIME_SCALE rates were converted with (1 = real time). */
+  /** The clock scale the lifecycle converts with (its input; SIM_TIME_SCALE for older ones; 1 = real time). */
   timeScale: number;
 }
 
@@ -69,8 +75,9 @@ export async function statusView(client: Client, workflowId: string, now = Date.
   const handle = client.workflow.getHandle(workflowId);
   const desc = await handle.describe();
   const live = await liveStatus(client, workflowId);
-  const sa = (desc.searchAttributes ?? {}) as Record<string, unknown[] | undefined>;
-  const scale = timeScale();
+  const sa = desc.typedSearchAttributes;
+  // The lifecycle reports in real units; only what the CLI reads off clocks (heartbeats, ages) needs its scale.
+  const scale = live.timeScale ?? timeScale();
   // One progress figure: the host's live heartbeat while the benchmark runs, else the workflow's own.
   const hb =
     live.activity?.type === 'runBenchmark' && ProgressShape(live.activity.heartbeat) ? live.activity.heartbeat : null;
@@ -79,42 +86,49 @@ export async function statusView(client: Client, workflowId: string, now = Date.
     ? {
         completedProofs: p.completed,
         requestedProofs: p.requested,
-        elapsedSec: Math.round(p.elapsedMs / 1000),
+        elapsedSec: hb ? realAgeSec(p.elapsedMs, scale) : Math.round(p.elapsedMs / 1000),
         from: hb ? 'host heartbeat' : 'workflow',
       }
     : null;
   let rate: number | null = null;
   let rateKind: StatusView['rateKind'] = null;
-  if (live.rate !== null) {
-    rate = realRate(live.rate, scale);
+  // The benchmark's rate is BenchRate; a promoted lifecycle's own `rate` moves on with its watch windows.
+  const benchRate = sa.get(SA.benchRate) ?? live.rate;
+  const realOf = (r: number) => (live.timeScale === undefined ? r * scale : r);
+  if (benchRate !== null) {
+    rate = realOf(benchRate);
     rateKind = 'benchmark';
   } else if (hb && hb.completed > 0 && hb.elapsedMs > 0) {
-    rate = realRate((hb.completed * 3_600_000) / hb.elapsedMs, scale);
+    rate = (hb.completed * 3_600_000 * scale) / hb.elapsedMs;
     rateKind = 'so far';
   }
-  const dph = (sa.DollarsPerHour?.[0] as number | undefined) ?? null;
-  const gpuCount = (sa.GpuCount?.[0] as number | undefined) ?? 1;
-  const model = (sa.GpuModel?.[0] as string | undefined) ?? live.gpuName;
+  const dph = sa.get(SA.dollarsPerHour) ?? null;
+  const gpuCount = sa.get(SA.gpuCount) ?? 1;
+  const model = sa.get(SA.gpuModel) ?? live.gpuName;
   const start = await chainStart(client, workflowId, desc.startTime);
   const deadline = live.stageDeadline ? new Date(live.stageDeadline).getTime() : null;
+  const cost = live.costLedger ? costAt(live.costLedger, now) : null;
   return {
     workflowId,
     execution: desc.status.name,
     stage: live.stage,
     stageDeadline: live.stageDeadline,
-    stageTimeLeftSec: deadline === null ? null : Math.max(0, Math.round((deadline - now) / 1000)),
+    stageTimeLeftSec: deadline === null ? null : Math.max(0, realAgeSec(deadline - now, scale)),
     offerId: live.offerId,
     instanceId: live.instanceId,
-    machineId: (sa.MachineId?.[0] as string | undefined) ?? null,
+    machineId: sa.get(SA.machineId) ?? null,
     gpu: model ? `${gpuCount}x ${model}` : null,
     progress,
     rateProofsPerHour: rate === null ? null : Math.round(rate * 10) / 10,
     rateKind,
+    productionRateProofsPerHour:
+      live.stage === 'promoted' && live.rate !== null ? Math.round(realOf(live.rate) * 10) / 10 : null,
     dollarsPerHour: dph,
     dollarsPerProof: dph !== null && rate ? dph / rate : null,
     rentalStartedAt: start.toISOString(),
-    rentalAgeSec: Math.round((now - start.getTime()) / 1000),
+    rentalAgeSec: realAgeSec(now - start.getTime(), scale),
     failureType: live.failureType,
+    cost,
     waitingOn: live.waitingOn
       ? {
           write: live.waitingOn.write,

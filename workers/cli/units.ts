@@ -1,9 +1,10 @@
 import { z } from 'zod';
+import { realSec } from '../../workflows/domain/policy/clock.js';
 
 /**
- * The simulators compress time by SIM_TIME_SCALE (0.01 = 100x faster): a simulated lifecycle's rates are
- * then 1/scale too high. When this process knows the factor, rates are converted here, at the edge, so
- * every rate the operator reads or types is in real proofs per hour.
+ * The simulators compress time by SIM_TIME_SCALE (0.01 = 100x faster). Lifecycles take the factor as
+ * input and report in real units themselves (workflows/domain/policy/clock.ts); this CLI needs it only to give
+ * the lifecycles it starts (deploy, schedule setup) and to show ages it reads off wall clocks in real time.
  */
 const ScaleSchema = z.coerce.number().gt(0).max(1);
 
@@ -15,21 +16,7 @@ export function timeScale(env: NodeJS.ProcessEnv = process.env): number {
   return r.data;
 }
 
-/** A workflow's rate (proofs per workflow-hour) in real proofs per hour. */
-export function realRate(workflowRate: number, scale = timeScale()): number {
-  return workflowRate * scale;
-}
-
-/** A real rate the operator typed, in the units the workflows of this deployment measure. */
-export function workflowRate(real: number, scale = timeScale()): number {
-  return real / scale;
-}
-
-/** Rates inside text a workflow wrote ("12 proofs/h ..."), converted the same way. */
-export function realRatesInText(text: string, scale = timeScale()): string {
-  if (scale === 1) return text;
-  return text.replace(
-    /(\d+(?:\.\d+)?) proofs\/h/g,
-    (_, n: string) => `${Math.round(Number(n) * scale * 10) / 10} proofs/h`,
-  );
+/** Real seconds for a span the CLI measured on the wall clock, which the simulators' hosts share. */
+export function realAgeSec(wallMs: number, scale = timeScale()): number {
+  return realSec(wallMs, scale);
 }

@@ -2,6 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { HostScenario } from '../scenario.js';
 import { scaledMs } from '../scenario.js';
+import { proofPhasesSec } from './timing-model.js';
 
 export interface ProofOutcome {
   status: 'COMPLETED' | 'FAILED';
@@ -70,10 +71,15 @@ export class ProvingEngine {
       this.failed++;
       return { status: 'FAILED', errorMessage: c1.why, synthesisMs: 0, gpuComputeMs: 0, totalMs: 0, queueWaitMs: 0 };
     }
+    if (f.forgedTimings === 'uniform') return await this.scriptedProof();
     // Fewer partition workers than ~10 slow synthesis down (the warmup with 2 workers is slow).
     const uptimeSec = (Date.now() - this.startedAt) / 1000 / this.scale;
     const slowdown = f.degradeAfterSec !== undefined && uptimeSec > f.degradeAfterSec ? f.degradeFactor : 1;
-    let synthSec = this.sc.proofSec * slowdown * 0.55 * Math.max(1, Math.sqrt(10 / this.partitionWorkers));
+    // A forger answers without proving; an honest host's CPU synthesis varies by a few percent per proof.
+    const forge = f.forgedTimings === 'fast' ? 0.01 : 1;
+    const jitter = 1 + (Math.random() - 0.5) * 0.04;
+    const phases = proofPhasesSec(this.sc.proofSec * forge, this.partitionWorkers, slowdown);
+    let synthSec = phases.synthSec * jitter;
     if (isFirst) {
       synthSec += this.sc.firstProofAfterRestartExtraSec;
       if (!existsSync(this.pceFile)) {
@@ -103,7 +109,7 @@ export class ProvingEngine {
     const gpu = await this.acquireGpu();
     const queueWaitMs = Date.now() - started - scaledMs(synthSec, this.scale);
     try {
-      await sleep(scaledMs(this.sc.proofSec * slowdown * 0.45, this.scale));
+      await sleep(scaledMs(phases.gpuSec, this.scale));
     } finally {
       this.releaseGpu(gpu);
     }
@@ -133,9 +139,26 @@ export class ProvingEngine {
       errorMessage: '',
       // Same clock as total_ms: compressed by the time scale.
       synthesisMs: scaledMs(synthSec, this.scale),
-      gpuComputeMs: scaledMs(this.sc.proofSec * slowdown * 0.45, this.scale),
+      gpuComputeMs: scaledMs(phases.gpuSec, this.scale),
       totalMs: Date.now() - started,
       queueWaitMs,
+    };
+  }
+
+  /** The `uniform` forger: every proof answered after exactly proofSec, with the same timings each time. */
+  private async scriptedProof(): Promise<ProofOutcome> {
+    const ms = scaledMs(this.sc.proofSec, this.scale);
+    await sleep(ms);
+    if (!existsSync(this.pceFile)) writeFileSync(this.pceFile, 'simulated PCE cache\n');
+    this.completed++;
+    const synthesisMs = Math.round(ms * 0.55);
+    return {
+      status: 'COMPLETED',
+      errorMessage: '',
+      synthesisMs,
+      gpuComputeMs: ms - synthesisMs,
+      totalMs: ms,
+      queueWaitMs: 0,
     };
   }
 

@@ -6,10 +6,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NativeConnection } from '@temporalio/worker';
 import { z } from 'zod';
-import { GpuHostConfigSchema, loadConfig } from '../../../workers/config.js';
+import { GpuHostConfigSchema, loadConfig } from '../../../workers/setup/config.js';
 import type { SpawnHostProcess } from '../../../activities/gpu-host/spawn.js';
-import { createGpuHost, type GpuHost } from '../../../workers/gpu-host-factory.js';
+import { createGpuHost, type GpuHost } from '../../../workers/setup/gpu-host-factory.js';
 import { runFeeder } from '../feeder.js';
+import { simFitnessEnv } from '../host-tools/env.js';
 import { simulateParamfetch } from '../fetch-params.js';
 import { scaledMs, SimOfferSchema, type SimOffer } from '../scenario.js';
 import { startSimDaemon, type SimDaemon } from '../cuzk/server.js';
@@ -119,10 +120,11 @@ export async function startHostFarm(opts: {
 
   async function boot(req: z.infer<typeof BootSchema>): Promise<string> {
     const { instanceId, offer, env } = req;
-    const { workDir, paramCache, c1Path } = prepareHostDir(baseDir, instanceId);
+    const { workDir, paramCache, c1Path } = prepareHostDir(baseDir, instanceId, offer);
     const sc = offer.sim.host;
     const cfg = loadConfig(GpuHostConfigSchema, {
       ...env,
+      ...(await simFitnessEnv(offer)),
       CUZK_ADDRESS: `127.0.0.1:${await reservePort()}`,
       CUZK_DAEMON_CMD: JSON.stringify(['bash', STANDIN, 'daemon']),
       PARAMFETCH_CMD: JSON.stringify([

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { loadConfig } from '../../../workers/config.js';
+import { loadConfig } from '../../../workers/setup/config.js';
 
 /**
  * Daemon ports a host farm hands out. Farms only check a port when they hand it out (the daemon

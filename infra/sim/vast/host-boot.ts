@@ -3,6 +3,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../temporal/dev-server.js';
+import { simFitnessEnv } from '../host-tools/env.js';
+import { SIM_C1_JSON } from '../net.js';
 import { type SimOffer, timeScale } from '../scenario.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -27,20 +29,13 @@ export type HostBooter = (
   onExit: (code: number | null, signal: string | null) => void,
 ) => Promise<BootedHost>;
 
-/** A rented machine's disk: work dir, empty parameter cache, and the C1 input its benchmark proves. */
-export function prepareHostDir(baseDir: string, instanceId: number) {
+/** A rented machine's disk: work dir, empty parameter cache, and the C1 input its benchmark proves (if its image has it). */
+export function prepareHostDir(baseDir: string, instanceId: number, offer: SimOffer) {
   const workDir = path.join(baseDir, `instance-${instanceId}`);
   const paramCache = path.join(workDir, 'params');
   mkdirSync(paramCache, { recursive: true });
   const c1Path = path.join(workDir, 'c1.json');
-  writeFileSync(
-    c1Path,
-    JSON.stringify({
-      SectorNum: 1,
-      Phase1Out: Buffer.from('simulated-c1').toString('base64'),
-      SectorSize: 34359738368,
-    }),
-  );
+  if (offer.sim.host.machine.c1 !== 'absent') writeFileSync(c1Path, SIM_C1_JSON);
   return { workDir, paramCache, c1Path };
 }
 
@@ -55,8 +50,9 @@ export async function bootHost(
   baseDir: string,
   onExit: (code: number | null, signal: string | null) => void,
 ): Promise<BootedHost> {
-  const { workDir, paramCache, c1Path } = prepareHostDir(baseDir, instanceId);
+  const { workDir, paramCache, c1Path } = prepareHostDir(baseDir, instanceId, offer);
   const port = await freePort();
+  const fitness = await simFitnessEnv(offer);
   const child = spawn(
     tsNode('workers/gpu-host-worker.ts')[0] as string,
     tsNode('workers/gpu-host-worker.ts').slice(1),
@@ -81,6 +77,7 @@ export async function bootHost(
         SIM_HOST_SCENARIO: JSON.stringify(offer.sim.host),
         SIM_GPU_NAME: offer.gpu_name,
         SIM_NUM_GPUS: String(offer.num_gpus),
+        ...fitness,
       },
     },
   );

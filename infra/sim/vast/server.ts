@@ -4,9 +4,10 @@ import path from 'node:path';
 import { mkdtempSync } from 'node:fs';
 import { type SimOffer, SimOfferSchema, scaledMs, timeScale } from '../scenario.js';
 import { type BootedHost, bootHost, type HostBooter } from './host-boot.js';
-import { DEFAULT_ALLOCATED_STORAGE_GB, offerPriceFields, simBilledDph, simDphBase } from './pricing.js';
+import { DEFAULT_ALLOCATED_STORAGE_GB, offerPriceFields, simBilledDph, simDphBase, simStorageDph } from './pricing.js';
 import { matchesQuery, QueryError, sortOffers } from './query.js';
 import { offerSample, withNulls } from './fields.js';
+import { BidMarket, invalidBid } from './bids.js';
 import { badKeyStatus, Captured, gatewayPage, type Mangle, mangleAnswer, type Sink } from './mangle.js';
 
 interface SimInstance {
@@ -25,9 +26,15 @@ interface SimInstance {
   disk: number;
   destroyed: boolean;
   dph: number;
+  /** The bid ($/h, Vast's `price`) of an interruptible instance; null for on-demand. */
+  bid: number | null;
+  /** Set when the market stopped it (a bid under min_bid): when, and the min_bid that did it. */
+  outbid: { at: number; minBid: number } | null;
   /** Wall-clock ms: GPU time bills from running to destroy. */
   createdAt: number;
   runningAt: number | null;
+  /** Wall-clock ms the market stopped it (GPU billing stops there; storage goes on). */
+  stoppedAt: number | null;
   destroyedAt: number | null;
   host: BootedHost | null;
   hostExit: string | null;
@@ -90,7 +97,10 @@ export interface VastSim {
     dph: number;
     createdAt: number;
     runningAt: number | null;
+    stoppedAt: number | null;
     destroyedAt: number | null;
+    /** The bid of an interruptible instance ($/h); null for on-demand. */
+    bid: number | null;
     offerId: number;
     machineId: number;
     label: string;
@@ -138,6 +148,33 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
   };
   /** Epoch ms until which every API call meets a gateway error page (a Vast outage). */
   let outageUntil = 0;
+  const market = new BidMarket(Date.now(), scale);
+
+  /**
+   * Vast stops an interruptible instance whose bid falls under min_bid: not destroyed, storage still
+   * billed (SKILL.md), every state field stopped (the pattern dstack fails fast on, PR #4037).
+   */
+  function stopOutbid(inst: SimInstance, minBid: number): void {
+    inst.outbid = { at: Date.now(), minBid };
+    inst.timers.forEach(clearTimeout);
+    inst.timers = [];
+    inst.host?.kill();
+    inst.host = null;
+    inst.actual_status = inst.actual_status === null ? null : 'stopped';
+    inst.intended_status = 'stopped';
+    inst.cur_state = 'stopped';
+    inst.status_msg = `Instance stopped: outbid (min_bid $${minBid}/h above bid $${inst.bid}/h)`;
+    if (inst.runningAt !== null) inst.stoppedAt = Date.now();
+  }
+
+  const marketTick = setInterval(() => {
+    for (const inst of instances.values()) {
+      if (inst.destroyed || inst.bid === null || inst.outbid) continue;
+      const minBid = market.minBid(inst.offer);
+      if (inst.bid < minBid) stopOutbid(inst, minBid);
+    }
+  }, 100);
+  marketTick.unref();
 
   // Priced for the search's allocated_storage, as Vast does: the same offer is dearer for a bigger disk.
   const publicOffer = (o: SimOffer, allocatedGb: number) =>
@@ -145,6 +182,7 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
       {
         ...offerSample(o, Date.now() / 1000),
         ...offerPriceFields(o, allocatedGb),
+        min_bid: market.minBid(o, Date.now() - scaledMs(o.sim.market.searchLagSec, scale)),
         rentable: !taken.has(o.id),
         rented: taken.has(o.id),
       },
@@ -163,13 +201,15 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
       actual_status: i.actual_status,
       intended_status: i.intended_status,
       cur_state: i.cur_state,
-      next_state: i.intended_status,
+      next_state: i.outbid ? 'stopped' : i.intended_status,
       status_msg: i.status_msg,
       label: i.label,
       image_uuid: i.image,
       image_runtype: 'args',
       image_args: [],
-      extra_env: Object.entries(i.env).map(([k]) => [k, '***']),
+      // As Vast answers (vast-api.md, instance fields): the env's values in clear, the host's credential
+      // included, so a test that looks for it in history would find one that leaked through a read.
+      extra_env: Object.entries(i.env),
       onstart: null,
       ssh_host: `ssh${(i.id % 9) + 1}.vast.ai`,
       ssh_port: 10_000 + (i.id % 50_000),
@@ -196,11 +236,12 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
       disk_usage: running ? 0.3 : -1,
       inet_up: 800.2,
       inet_down: 900.7,
-      dph_base: simDphBase(o),
+      // An interruptible instance pays its bid for compute (vast-api.md §1.4 `price`), storage on top.
+      dph_base: i.bid ?? simDphBase(o),
       storage_cost: o.storage_cost,
       dph_total: i.dph,
-      min_bid: Math.round(i.dph * 0.6 * 1000) / 1000,
-      is_bid: false,
+      min_bid: market.minBid(o),
+      is_bid: i.bid !== null,
       reliability2: typeof o.reliability2 === 'number' ? o.reliability2 : 0.97,
       verification: 'verified',
       geolocation: typeof o.geolocation === 'string' ? o.geolocation : 'Czechia, CZ',
@@ -253,7 +294,8 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
         inst.hostExit = `code=${code} signal=${signal}`;
       }).then(
         (host) => {
-          if (inst.destroyed) host.kill();
+          // Destroyed, or stopped by the market, while it booted: the machine is not ours to run.
+          if (inst.destroyed || inst.outbid) return host.kill();
           inst.host = host;
         },
         (err: unknown) => {
@@ -404,15 +446,27 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
           ask_id: offerId,
         });
       }
-      const invalid = validateCreate(req);
+      const invalid = validateCreate(req) ?? invalidBid(req.price);
       if (invalid)
         return json(res, 400, {
           success: false,
-          error: 'invalid_args',
+          error: invalid.startsWith('price') ? 'invalid_price' : 'invalid_args',
           msg: `error 400/3467: Invalid args: ${invalid}`,
           ask_id: offerId,
         });
+      const bid = typeof req.price === 'number' ? req.price : null;
+      const minBid = market.minBid(offer);
+      const underBid = bid !== null && bid < minBid;
+      if (underBid && req.cancel_unavail === true) {
+        // Told not to make an instance it cannot schedule now: refused as unschedulable (§1.4, 410).
+        return json(res, 410, {
+          success: false,
+          error: 'no_such_ask',
+          msg: `error 410/3907: no_such_ask Instance type ${offerId} is no longer available.`,
+        });
+      }
       taken.add(offerId);
+      const disk = req.disk as number;
       const inst: SimInstance = {
         id: nextId++,
         offer,
@@ -424,19 +478,61 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
         cur_state: 'running',
         status_msg: '',
         start_date: Date.now() / 1000,
-        disk: req.disk as number,
+        disk,
         destroyed: false,
-        dph: simBilledDph(offer, req.disk as number),
+        dph: bid === null ? simBilledDph(offer, disk) : bid + simStorageDph(disk, offer.storage_cost),
+        bid,
+        outbid: null,
         createdAt: Date.now(),
         runningAt: null,
+        stoppedAt: null,
         destroyedAt: null,
         host: null,
         hostExit: null,
         timers: [],
       };
       instances.set(inst.id, inst);
+      if (underBid) {
+        // dstack (api_client.py, PR #4036): "Vast.ai creates spot instances in the stopped state and returns
+        // an error if the bid is insufficient"; the error carries new_contract. Vast's exact words are not
+        // public: this body is the simulator's, and clients must not depend on more than new_contract.
+        stopOutbid(inst, minBid);
+        return json(res, 200, {
+          success: false,
+          error: 'insufficient_bid',
+          msg: `bid $${bid}/h is under the current min_bid $${minBid}/h: instance ${inst.id} created stopped`,
+          new_contract: inst.id,
+        });
+      }
       schedule(inst);
       return json(res, 200, { success: true, new_contract: inst.id, instance_api_key: `sim-${inst.id}` });
+    }
+    if (method === 'PUT' && (m = /^\/api\/v0\/instances\/bid_price\/(\d+)\/$/.exec(p))) {
+      // Change bid (Vast's OpenAPI page: body {client_id, price}, price 0.001-32 $/h, answer {"success": true}).
+      const inst = instances.get(Number(m[1]));
+      const req = body as Record<string, unknown>;
+      if (!inst || inst.destroyed)
+        return json(res, 404, { success: false, error: 'no_such_instance', msg: `Instance ${m[1]} not found.` });
+      const bad = typeof req.price === 'number' ? invalidBid(req.price, 32) : 'price is required ($/h)';
+      if (bad) return json(res, 400, { success: false, error: 'invalid_price', msg: `error 400: ${bad}` });
+      if (inst.bid === null)
+        return json(res, 400, {
+          success: false,
+          error: 'invalid_args',
+          msg: `instance ${inst.id} is not interruptible`,
+        });
+      inst.bid = req.price as number;
+      inst.dph = inst.bid + simStorageDph(inst.disk, inst.offer.storage_cost);
+      // "only with start / bid changes" (§1.9): a stopped interruptible whose new bid wins starts again.
+      if (inst.outbid && inst.bid >= market.minBid(inst.offer)) {
+        inst.outbid = null;
+        inst.intended_status = 'running';
+        inst.cur_state = 'running';
+        inst.actual_status = null;
+        inst.runningAt = null;
+        schedule(inst);
+      }
+      return json(res, 200, { success: true });
     }
     if (method === 'GET' && (m = /^\/api\/v0\/instances\/(\d+)\/$/.exec(p))) {
       const id = Number(m[1]);
@@ -542,6 +638,13 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
       racedAway.add(Number(m[1]));
       return json(res, 200, { ok: true });
     }
+    if (method === 'POST' && (m = /^\/_sim\/offers\/(\d+)\/min_bid$/.exec(p))) {
+      // The market moves now (tests, the bench): bids under the new min_bid stop within a tick.
+      const { minBid } = (await readBody(req)) as { minBid: number };
+      if (!(typeof minBid === 'number' && minBid > 0)) return json(res, 400, { ok: false, error: 'minBid ($/h) > 0' });
+      market.set(Number(m[1]), minBid);
+      return json(res, 200, { ok: true });
+    }
     if (method === 'POST' && (m = /^\/_sim\/instances\/(\d+)\/price$/.exec(p))) {
       // A host raising its price on a running contract.
       const inst = instances.get(Number(m[1]));
@@ -578,7 +681,9 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
         dph: i.dph,
         createdAt: i.createdAt,
         runningAt: i.runningAt,
+        stoppedAt: i.stoppedAt,
         destroyedAt: i.destroyedAt,
+        bid: i.bid,
         offerId: i.offer.id,
         machineId: i.offer.machine_id,
         label: i.label,
@@ -587,6 +692,7 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
         hostAlive: i.host?.alive ?? false,
       })),
     async close() {
+      clearInterval(marketTick);
       for (const inst of instances.values()) {
         inst.timers.forEach(clearTimeout);
         inst.host?.kill();

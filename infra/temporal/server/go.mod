@@ -1,5 +1,6 @@
-// Pins the Temporal server (cmd/server) and its SQL schema tool (cmd/tools/sql), built by
-// ../ensure-server.ts. Only this file, go.sum and tools.go are ours; the source comes from the Go module proxy.
+// Pins the Temporal server and its SQL schema tool (cmd/tools/sql), built by ../ensure-server.ts. Ours:
+// this file, go.sum, tools.go, cmd/server (upstream's main with our authorizer) and hostauth (the
+// authorizer and claim mapper, docs/security.md); the server's source comes from the Go module proxy.
 // The indirect versions match ../cli/go.mod (the dev server's build of the same server release), so both
 // builds compile the same packages and share the Go build cache.
 module gpufleet.local/temporal-server
@@ -7,6 +8,14 @@ module gpufleet.local/temporal-server
 go 1.25.0
 
 require go.temporal.io/server v1.29.1
+
+// Our server main (cmd/server) and authorizer (hostauth) use these directly.
+require (
+	github.com/urfave/cli/v2 v2.27.5
+	go.temporal.io/api v1.53.0
+	google.golang.org/grpc v1.72.2
+	google.golang.org/protobuf v1.36.6
+)
 
 require (
 	cel.dev/expr v0.23.1 // indirect
@@ -110,7 +119,6 @@ require (
 	github.com/uber-common/bark v1.3.0 // indirect
 	github.com/uber-go/tally/v4 v4.1.17 // indirect
 	github.com/urfave/cli v1.22.16 // indirect
-	github.com/urfave/cli/v2 v2.27.5 // indirect
 	github.com/xrash/smetrics v0.0.0-20240521201337-686a1a2994c1 // indirect
 	github.com/zeebo/errs v1.4.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.1.0 // indirect
@@ -127,7 +135,6 @@ require (
 	go.opentelemetry.io/otel/sdk/metric v1.35.0 // indirect
 	go.opentelemetry.io/otel/trace v1.35.0 // indirect
 	go.opentelemetry.io/proto/otlp v1.5.0 // indirect
-	go.temporal.io/api v1.53.0 // indirect
 	go.temporal.io/sdk v1.37.0 // indirect
 	go.uber.org/atomic v1.11.0 // indirect
 	go.uber.org/dig v1.18.1 // indirect
@@ -147,8 +154,6 @@ require (
 	google.golang.org/genproto v0.0.0-20250324211829-b45e905df463 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20250324211829-b45e905df463 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20250324211829-b45e905df463 // indirect
-	google.golang.org/grpc v1.72.2 // indirect
-	google.golang.org/protobuf v1.36.6 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	gopkg.in/validator.v2 v2.0.1 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect

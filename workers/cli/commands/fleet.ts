@@ -1,13 +1,11 @@
 import type { Command } from 'commander';
 import { offerReport } from '../../../workflows/index.js';
 import { collect, minRateArg } from '../args.js';
-import { addSearchFlags, searchFlagsOf } from '../search-flags.js';
+import { addSearchFlags, offerFilterOf, type SearchFlagOpts } from '../search-flags.js';
 import { type CliContext, output } from '../context.js';
 import { fleetStatus, fleetTotals } from '../fleet.js';
 import { fields, fmtDph, fmtDuration, fmtGb, fmtRate, fmtUsd, table } from '../format.js';
-import { realRate, timeScale, workflowRate } from '../units.js';
-
-export const DEFAULT_GPUS = ['RTX 4090', 'RTX 3090', 'A40', 'RTX 5070 Ti', 'RTX PRO 4000'];
+import { DEFAULT_MIN_RATE } from '../../../workflows/domain/policy/defaults.js';
 
 export function registerFleet(program: Command, ctx: CliContext): void {
   const fleet = program.command('fleet').description('the running fleet');
@@ -29,6 +27,7 @@ export function registerFleet(program: Command, ctx: CliContext): void {
             stage: r.stage,
             'bench rate': fmtRate(r.benchRateProofsPerHour),
             price: fmtDph(r.dollarsPerHour),
+            cost: fmtUsd(r.costUsd),
             age: fmtDuration(r.ageSec * 1000),
           })),
         );
@@ -40,6 +39,7 @@ export function registerFleet(program: Command, ctx: CliContext): void {
           ['proving', `${fmtRate(totals.promotedProofsPerHour)} (promoted instances' benchmark rates)`],
           ['billing', `${fmtDph(totals.dollarsPerHour)} (every running lifecycle)`],
           ['per proof', totals.dollarsPerProof === null ? '- (nothing promoted yet)' : fmtUsd(totals.dollarsPerProof)],
+          ['spent', `${fmtUsd(totals.costUsd)} GPU-$ (these lifecycles, as of their last stage change)`],
         ])}`;
       });
     });
@@ -51,21 +51,19 @@ export function registerFleet(program: Command, ctx: CliContext): void {
       .option('--gpu <model>', 'a GPU model to include (repeatable)', collect)
       .option(
         '--min-rate <proofs/h>',
-        'keep/kill bar used to judge what is worth exploring (default 29)',
+        `keep/kill bar used to judge what is worth exploring (default ${DEFAULT_MIN_RATE})`,
         minRateArg,
-        29,
+        DEFAULT_MIN_RATE,
       )
       .option('--json', 'print as JSON'),
   ).action(
-    async (opts: {
-      gpu?: string[];
-      minRate: number;
-      json?: boolean;
-      verified?: boolean | null;
-      external?: boolean | null;
-      rentable?: boolean | null;
-    }) => {
-      const scale = timeScale();
+    async (
+      opts: SearchFlagOpts & {
+        gpu?: string[];
+        minRate: number;
+        json?: boolean;
+      },
+    ) => {
       const report = await (
         await ctx.temporal()
       ).workflow.execute(offerReport, {
@@ -73,15 +71,8 @@ export function registerFleet(program: Command, ctx: CliContext): void {
         workflowId: `offer-report-${Date.now()}`,
         args: [
           {
-            filter: {
-              gpuModels: opts.gpu ?? DEFAULT_GPUS,
-              minRamMb: 64_000,
-              minReliability: 0.9,
-              minCuda: 12,
-              maxOfferDph: 5,
-              ...searchFlagsOf(opts),
-            },
-            minRate: workflowRate(opts.minRate, scale),
+            filter: offerFilterOf(opts),
+            minRate: opts.minRate,
           },
         ],
       });
@@ -91,8 +82,7 @@ export function registerFleet(program: Command, ctx: CliContext): void {
         gpu: `${o.numGpus}x ${o.gpuName}`,
         ramMb: o.cpuRamMb,
         dollarsPerHour: o.dphTotal,
-        predictedProofsPerHour:
-          o.predictedRate === null ? null : Math.round(realRate(o.predictedRate, scale) * 10) / 10,
+        predictedProofsPerHour: o.predictedRate === null ? null : Math.round(o.predictedRate * 10) / 10,
         from: o.source,
       }));
       output(opts.json, { offers, badMachinesExcluded: report.badMachines, droppedRows: report.dropped }, () => {

@@ -1,17 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Command } from 'commander';
-import { instanceLifecycle, lifecycleLogs, offerCheck, promoteOverrideSignal } from '../../../workflows/index.js';
-import { lifecycleWorkflowId } from '../../../workflows/task-queues.js';
+import { instanceLifecycle, lifecycleLogs, offerCheck, promoteOverrideUpdate } from '../../../workflows/index.js';
+import { lifecycleStaticDetails, lifecycleStaticSummary } from '../../../workflows/ui/summaries.js';
+import { lifecycleWorkflowId } from '../../../workflows/domain/task-queues.js';
 import { minRateArg, offerIdArg, reasonArg, wholeNumber } from '../args.js';
 import { CliError, type CliContext, output } from '../context.js';
 import { fields, fmtDph, fmtDuration, fmtRate, fmtTime, fmtUsd } from '../format.js';
 import { type StatusView, statusView } from '../status.js';
-import { workflowRate } from '../units.js';
+import { timeScale } from '../units.js';
 import { killLifecycle } from './kill.js';
+import { DEFAULT_MIN_RATE } from '../../../workflows/domain/policy/defaults.js';
 
 /** The production keep/kill bar, in real proofs per hour. */
-const DEFAULT_MIN_RATE = 29;
 
 export function renderStatus(v: StatusView): string {
   const left = v.stageTimeLeftSec === null ? '' : `, ${fmtDuration(v.stageTimeLeftSec * 1000)} left of its time budget`;
@@ -25,6 +26,9 @@ export function renderStatus(v: StatusView): string {
         : '-',
     ],
     ['rate', v.rateProofsPerHour === null ? '-' : `${fmtRate(v.rateProofsPerHour)} (${v.rateKind})`],
+    ...(v.productionRateProofsPerHour === null
+      ? []
+      : [['proving', `${fmtRate(v.productionRateProofsPerHour)} (last watch window)`] as [string, string]]),
     [
       'price',
       v.dollarsPerHour === null
@@ -32,6 +36,12 @@ export function renderStatus(v: StatusView): string {
         : `${fmtDph(v.dollarsPerHour)}${v.dollarsPerProof === null ? '' : `, ${fmtUsd(v.dollarsPerProof)} per proof`}`,
     ],
     ['rented for', `${fmtDuration(v.rentalAgeSec * 1000)} (since ${fmtTime(v.rentalStartedAt)})`],
+    [
+      'cost',
+      v.cost
+        ? `${fmtUsd(v.cost.totalUsd)} GPU-$ (${fmtUsd(v.cost.beforeVerdictUsd)} before the verdict, ${fmtUsd(v.cost.productionUsd)} in production)`
+        : '- (nothing rented yet)',
+    ],
     [
       'instance',
       `${v.instanceId ?? '-'} on machine ${v.machineId ?? '-'}, ${v.gpu ?? 'GPU not known yet'} (offer ${v.offerId})`,
@@ -47,7 +57,7 @@ export function renderStatus(v: StatusView): string {
   }
   if (v.pendingActivity) lines.push(['running', `${v.pendingActivity.type} (attempt ${v.pendingActivity.attempt})`]);
   if (v.timeScale !== 1)
-    lines.push(['time scale', `simulated ${Math.round(1 / v.timeScale)}x; rates shown in real proofs/h`]);
+    lines.push(['time scale', `simulated ${Math.round(1 / v.timeScale)}x; rates, durations and $ shown in real time`]);
   return `${v.workflowId} (${v.execution.toLowerCase()})\n${fields(lines)}`;
 }
 
@@ -82,11 +92,15 @@ export function registerLifecycle(program: Command, ctx: CliContext): void {
             `         deploying anyway; if it is fixed, run: gpu-fleet machines ignore ${bad.machineId} --reason TEXT`,
         );
       const minRate = opts.minRate ?? DEFAULT_MIN_RATE;
+      const startFacts = { offer: check.offer, minRate, startedBy: `${ctx.operator} (gpu-fleet deploy)` };
       try {
         await client.workflow.start(instanceLifecycle, {
           taskQueue: ctx.taskQueue,
           workflowId,
-          args: [{ offerId, minRate: workflowRate(minRate) }],
+          // Against the simulators the lifecycle converts their clock itself (workflows/domain/policy/clock.ts).
+          args: [{ offerId, minRate, ...(timeScale() === 1 ? {} : { timeScale: timeScale() }) }],
+          staticSummary: lifecycleStaticSummary(startFacts),
+          staticDetails: lifecycleStaticDetails(startFacts),
         });
       } catch (err) {
         if (err instanceof WorkflowExecutionAlreadyStartedError)
@@ -147,16 +161,31 @@ export function registerLifecycle(program: Command, ctx: CliContext): void {
 
   program
     .command('promote')
-    .description('operator override: promote at the verdict even if under the minimum rate')
+    .description('operator override: promote at the verdict even if under the minimum rate (accepted or refused)')
     .argument('<workflowId>', 'the lifecycle workflow id')
     .requiredOption('--reason <text>', 'why (recorded in history with your name)', reasonArg)
-    .action(async (workflowId: string, opts: { reason: string }) => {
+    .option('--json', 'print the answer as JSON')
+    .action(async (workflowId: string, opts: { reason: string; json?: boolean }) => {
       const handle = (await ctx.temporal()).workflow.getHandle(workflowId);
       const desc = await handle.describe();
       if (desc.status.name !== 'RUNNING')
         throw new CliError(`${workflowId} is ${desc.status.name.toLowerCase()}: it has no verdict left to override`);
-      await handle.signal(promoteOverrideSignal, { operator: ctx.operator, reason: opts.reason });
-      console.log(`promote override sent to ${workflowId}; it applies at the benchmark verdict`);
+      try {
+        const answer = await handle.executeUpdate(promoteOverrideUpdate, {
+          args: [{ operator: ctx.operator, reason: opts.reason }],
+        });
+        output(
+          opts.json,
+          { workflowId, ...answer },
+          () =>
+            `${workflowId} accepted the promote override (in stage ${answer.stage}); it applies at ${answer.appliesAt}`,
+        );
+      } catch (err) {
+        // The lifecycle's validator refused it: print its reason ("verdict already given: killed …").
+        if (!(err instanceof WorkflowUpdateFailedError)) throw err;
+        const reason = err.cause instanceof Error ? err.cause.message : err.message;
+        throw new CliError(`${workflowId} refused the promote override: ${reason}`);
+      }
     });
 
   program

@@ -4,7 +4,6 @@ import { machineAdmin, machinesReport } from '../../../workflows/index.js';
 import { machineIdArg, reasonArg } from '../args.js';
 import { type CliContext, output } from '../context.js';
 import { fmtTime, table } from '../format.js';
-import { realRatesInText } from '../units.js';
 
 interface LastAction {
   action: string;
@@ -17,7 +16,7 @@ interface LastAction {
 async function lastActions(client: Client): Promise<Map<number, LastAction>> {
   const out = new Map<number, LastAction>();
   for await (const wf of client.workflow.list({
-    query: 'WorkflowType = "machineAdmin" AND ExecutionStatus = "Completed"',
+    query: `WorkflowType = "${machineAdmin.name}" AND ExecutionStatus = "Completed"`,
   })) {
     const m = /^machine-(\d+)-(bad|ignore|unignore)-/.exec(wf.workflowId);
     const memo = wf.memo as { operator?: string; reason?: string } | undefined;
@@ -56,7 +55,7 @@ export function registerMachines(program: Command, ctx: CliContext): void {
                 machine: m.machineId,
                 state: m.ignored ? 'ignored' : 'bad',
                 'marked by': m.source === 'rule' ? 'rule' : `operator`,
-                reason: realRatesInText(m.reason),
+                reason: m.reason,
                 'marked at': fmtTime(m.markedAt),
                 'last operator action': m.lastOperatorAction
                   ? `${m.lastOperatorAction.action} by ${m.lastOperatorAction.operator} at ${fmtTime(m.lastOperatorAction.at)}: ${m.lastOperatorAction.reason}`

@@ -1,18 +1,20 @@
 import { type Client, ScheduleNotFoundError, type ScheduleDescription } from '@temporalio/client';
 import type { Command } from 'commander';
-import type { FleetScalerInput } from '../../../workflows/fleet-scaler.js';
+import { type FleetScalerInput, fleetScaler } from '../../../workflows/fleet-scaler.js';
 import { collect, decimalNumber, wholeNumber } from '../args.js';
 import { CliError, type CliContext, output } from '../context.js';
 import { fields, fmtDph, fmtDuration, fmtRate, fmtTime } from '../format.js';
-import { realRate, workflowRate } from '../units.js';
+import { timeScale } from '../units.js';
 import {
+  DEFAULT_SCHEDULE_INTERVAL_SEC,
   ensureReconcilerSchedule,
   ensureScalerSchedule,
   RECONCILER_SCHEDULE_ID,
   SCALER_SCHEDULE_ID,
-} from '../../schedules.js';
-import { DEFAULT_GPUS } from './fleet.js';
-import { addSearchFlags, searchFlagsOf } from '../search-flags.js';
+} from '../../setup/schedules.js';
+import { addSearchFlags, offerFilterOf, type SearchFlagOpts } from '../search-flags.js';
+import { capacityFromFlags, type CapacityFlags, capacityText } from '../capacity-flags.js';
+import { DEFAULT_MIN_RATE } from '../../../workflows/domain/policy/defaults.js';
 
 const KNOWN = `${SCALER_SCHEDULE_ID}, ${RECONCILER_SCHEDULE_ID}`;
 
@@ -42,6 +44,13 @@ export interface ScheduleStatus {
     maxConcurrentBenchmarks: number;
     minRateProofsPerHour: number;
     gpuModels: string[];
+    /** The on-demand/interruptible mix (null: on-demand only); rates in real proofs/h. */
+    capacity: {
+      onDemandFloorProofsPerHour: number;
+      bidMarginPct: number;
+      maxBidFraction: number;
+      rebids: number;
+    } | null;
   } | null;
   lastRun: { workflowId: string; startedAt: string; status: string; result: unknown; failure: string | null } | null;
 }
@@ -50,7 +59,8 @@ async function scheduleStatus(client: Client, id: string): Promise<ScheduleStatu
   const desc: ScheduleDescription = await onSchedule(id, () => client.schedule.getHandle(id).describe());
   const every = desc.spec.intervals?.[0]?.every;
   const action = desc.action as { workflowType?: string; args?: unknown[] };
-  const input = action.workflowType === 'fleetScaler' ? (action.args?.[0] as FleetScalerInput | undefined) : undefined;
+  const input =
+    action.workflowType === fleetScaler.name ? (action.args?.[0] as FleetScalerInput | undefined) : undefined;
   const recent = desc.info.recentActions[desc.info.recentActions.length - 1];
   let lastRun: ScheduleStatus['lastRun'] = null;
   if (recent) {
@@ -80,12 +90,20 @@ async function scheduleStatus(client: Client, id: string): Promise<ScheduleStatu
     nextRunAt: desc.info.nextActionTimes[0]?.toISOString() ?? null,
     scaler: input
       ? {
-          targetProofsPerHour: realRate(input.targetRate),
+          targetProofsPerHour: input.targetRate,
           maxDollarsPerHour: input.maxDph,
           maxInstances: input.maxInstances,
           maxConcurrentBenchmarks: input.maxConcurrentBenchmarks,
-          minRateProofsPerHour: realRate(input.minRate),
+          minRateProofsPerHour: input.minRate,
           gpuModels: input.filter.gpuModels,
+          capacity: input.capacity
+            ? {
+                onDemandFloorProofsPerHour: input.capacity.onDemandFloorRate,
+                bidMarginPct: input.capacity.bidMarginPct,
+                maxBidFraction: input.capacity.maxBidFraction,
+                rebids: input.capacity.rebids,
+              }
+            : null,
         }
       : null,
     lastRun,
@@ -106,7 +124,7 @@ function lastRunText(s: ScheduleStatus): string {
     destroyed?: unknown[];
   } | null;
   if (res && Array.isArray(res.started))
-    return `${head}, started ${res.started.length} lifecycle(s), skipped ${res.skipped?.length ?? 0} offer(s); fleet then ${fmtRate(realRate(res.fleetRate ?? 0))} at ${fmtDph(res.fleetDph ?? 0)}`;
+    return `${head}, started ${res.started.length} lifecycle(s), skipped ${res.skipped?.length ?? 0} offer(s); fleet then ${fmtRate(res.fleetRate ?? 0)} at ${fmtDph(res.fleetDph ?? 0)}`;
   if (res && typeof res.checked === 'number')
     return `${head}, checked ${res.checked} instance(s), destroyed ${res.destroyed?.length ?? 0} orphan(s)`;
   return head;
@@ -127,6 +145,7 @@ function renderSchedule(s: ScheduleStatus): string {
       ],
       ['min rate', fmtRate(s.scaler.minRateProofsPerHour)],
       ['GPUs', s.scaler.gpuModels.join(', ')],
+      ['capacity', capacityText(s.scaler.capacity)],
     );
   lines.push(['last run', lastRunText(s)]);
   return `${s.scheduleId}\n${fields(lines)}`;
@@ -163,45 +182,71 @@ export function registerSchedule(program: Command, ctx: CliContext): void {
     )
     .option(
       '--min-rate <proofs/h>',
-      'keep/kill bar (default 29)',
+      `keep/kill bar (default ${DEFAULT_MIN_RATE})`,
       decimalNumber('--min-rate', 0, 1_000_000, 'proofs/h', true),
-      29,
+      DEFAULT_MIN_RATE,
     )
     .option('--gpu <model>', 'a GPU model to rent (repeatable)', collect)
-    .option('--every <seconds>', 'run interval (default 600)', wholeNumber('--every', 10, 604_800, 's'), 600);
+    .option(
+      '--every <seconds>',
+      `run interval (default ${DEFAULT_SCHEDULE_INTERVAL_SEC})`,
+      wholeNumber('--every', 10, 604_800, 's'),
+      DEFAULT_SCHEDULE_INTERVAL_SEC,
+    )
+    .option(
+      '--on-demand-floor <proofs/h>',
+      'mix in interruptible capacity: on-demand rentals carry the fleet up to this rate, interruptible bids above it (default: on-demand only)',
+      decimalNumber('--on-demand-floor', 0, 1_000_000, 'proofs/h'),
+    )
+    .option('--bid-margin <%>', 'bid this far above min_bid (default 15)', decimalNumber('--bid-margin', 0, 1000, '%'))
+    .option(
+      '--max-bid-fraction <0-1>',
+      "never bid above this fraction of the offer's on-demand price (default 0.8)",
+      decimalNumber('--max-bid-fraction', 0, 1, '', true),
+    )
+    .option(
+      '--rebids <n>',
+      'bids placed again higher after a bid too low at create (default 1)',
+      wholeNumber('--rebids', 0, 5),
+    );
   addSearchFlags(setup).action(
-    async (o: {
-      verified?: boolean | null;
-      external?: boolean | null;
-      rentable?: boolean | null;
-      targetRate: number;
-      maxDph: number;
-      maxInstances: number;
-      maxBenchmarks: number;
-      minRate: number;
-      gpu?: string[];
-      every: number;
-    }) => {
+    async (
+      o: CapacityFlags &
+        SearchFlagOpts & {
+          targetRate: number;
+          maxDph: number;
+          maxInstances: number;
+          maxBenchmarks: number;
+          minRate: number;
+          gpu?: string[];
+          every: number;
+        },
+    ) => {
+      let capacity: ReturnType<typeof capacityFromFlags>;
+      try {
+        // Rates are real proofs/h end to end: the lifecycle converts the hosts' clock (workflows/domain/policy/clock.ts).
+        capacity = capacityFromFlags(o, (real) => real);
+      } catch (err) {
+        // A usage error like any other flag's: exit 2 with this command's usage line.
+        if (err instanceof CliError) setup.error(`error: ${err.message}`, { exitCode: 2 });
+        throw err;
+      }
       const c = await ctx.temporal();
       const scaler = await ensureScalerSchedule(c, {
         intervalSec: o.every,
         taskQueue: ctx.taskQueue,
         input: {
-          targetRate: workflowRate(o.targetRate),
+          targetRate: o.targetRate,
           maxDph: o.maxDph,
           maxInstances: o.maxInstances,
           maxConcurrentBenchmarks: o.maxBenchmarks,
           explorationSlots: 1,
-          minRate: workflowRate(o.minRate),
+          minRate: o.minRate,
           offerCheckSec: 120,
-          filter: {
-            gpuModels: o.gpu ?? DEFAULT_GPUS,
-            minRamMb: 128_000,
-            minReliability: 0.95,
-            minCuda: 12,
-            maxOfferDph: 2,
-            ...searchFlagsOf(o),
-          },
+          // The lifecycles convert their (simulated) clock themselves; rates here are real either way.
+          ...(timeScale() === 1 ? {} : { lifecycle: { timeScale: timeScale() } }),
+          filter: offerFilterOf(o),
+          ...(capacity ? { capacity } : {}),
         },
       });
       const reconciler = await ensureReconcilerSchedule(c, { intervalSec: o.every, taskQueue: ctx.taskQueue });

@@ -1,0 +1,154 @@
+package hostauth
+
+import (
+	"context"
+	"strings"
+
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/server/common/api"
+	"go.temporal.io/server/common/authorization"
+	"go.temporal.io/server/common/log"
+	"go.temporal.io/server/common/log/tag"
+	"go.temporal.io/server/common/tasktoken"
+)
+
+// Authorizer: the control plane may do anything; a host token only what an activity-only worker on its
+// own queue needs (HostCalls); a call with no credential is refused unless AnonymousIsControl.
+type Authorizer struct {
+	anonymousIsControl bool
+	sealKey            []byte
+	tokens             *tasktoken.Serializer
+	logger             log.Logger
+}
+
+var _ authorization.Authorizer = (*Authorizer)(nil)
+
+func NewAuthorizer(cfg Config, logger log.Logger) *Authorizer {
+	a := &Authorizer{anonymousIsControl: cfg.AnonymousIsControl, tokens: tasktoken.NewSerializer(), logger: logger}
+	if len(cfg.HostTokenKey) > 0 {
+		a.sealKey = sealKey(cfg.HostTokenKey)
+	}
+	return a
+}
+
+// HostCalls are the WorkflowService calls a host token may make: what the TypeScript SDK's core worker
+// makes for an activity-only worker (start, poll, answer, heartbeat, worker heartbeat, shutdown).
+var HostCalls = map[string]func(a *Authorizer, h *HostToken, req any) string{
+	"GetSystemInfo":                func(*Authorizer, *HostToken, any) string { return "" },
+	"DescribeNamespace":            func(*Authorizer, *HostToken, any) string { return "" },
+	"PollActivityTaskQueue":        ownQueuePoll,
+	"RecordActivityTaskHeartbeat":  (*Authorizer).ownWorkflowTask,
+	"RespondActivityTaskCompleted": (*Authorizer).ownWorkflowTask,
+	"RespondActivityTaskFailed":    (*Authorizer).ownWorkflowTask,
+	"RespondActivityTaskCanceled":  (*Authorizer).ownWorkflowTask,
+	"RecordWorkerHeartbeat":        ownWorkerHeartbeat,
+	"ShutdownWorker":               ownShutdown,
+}
+
+var allow = authorization.Result{Decision: authorization.DecisionAllow}
+
+func deny(reason string) authorization.Result {
+	return authorization.Result{Decision: authorization.DecisionDeny, Reason: reason}
+}
+
+func (a *Authorizer) Authorize(_ context.Context, c *authorization.Claims, t *authorization.CallTarget) (authorization.Result, error) {
+	if authorization.IsHealthCheckAPI(t.APIName) {
+		return allow, nil
+	}
+	if c == nil {
+		if a.anonymousIsControl {
+			return allow, nil
+		}
+		return a.refuse("anonymous", t, "no credential: a client certificate or a host token is required"), nil
+	}
+	if c.System&authorization.RoleAdmin != 0 {
+		return allow, nil
+	}
+	h, ok := c.Extensions.(*HostToken)
+	if !ok {
+		return a.refuse(c.Subject, t, "this credential grants nothing"), nil
+	}
+	method, ok := strings.CutPrefix(t.APIName, api.WorkflowServicePrefix)
+	check := HostCalls[method]
+	if !ok || check == nil {
+		return a.refuse(c.Subject, t, "a host credential may not call "+t.APIName), nil
+	}
+	// The frontend fills a respond's namespace from its task token before this runs, and refuses a
+	// request namespace that differs from the token's (frontend.enableTokenNamespaceEnforcement).
+	if t.Namespace != h.Namespace {
+		return a.refuse(c.Subject, t, "a host credential is valid only in namespace "+h.Namespace), nil
+	}
+	if why := check(a, h, t.Request); why != "" {
+		return a.refuse(c.Subject, t, why), nil
+	}
+	a.logger.Debug("gpu-fleet authorizer allowed a host call", tag.NewStringTag("api", t.APIName), tag.NewStringTag("subject", c.Subject))
+	return allow, nil
+}
+
+func (a *Authorizer) refuse(subject string, t *authorization.CallTarget, reason string) authorization.Result {
+	a.logger.Warn("gpu-fleet authorizer refused a call",
+		tag.NewStringTag("api", t.APIName),
+		tag.NewStringTag("call-namespace", t.Namespace),
+		tag.NewStringTag("subject", subject),
+		tag.NewStringTag("reason", reason))
+	return deny(reason)
+}
+
+func ownQueuePoll(_ *Authorizer, h *HostToken, req any) string {
+	r, ok := req.(*workflowservice.PollActivityTaskQueueRequest)
+	if !ok || r.GetTaskQueue().GetName() != h.Queue() {
+		return "a host credential may poll only " + h.Queue()
+	}
+	return ""
+}
+
+type taskTokenRequest interface{ GetTaskToken() []byte }
+
+// ownWorkflowTask: only a task token this server sealed for this host (seal.go), naming this rental's
+// lifecycle (the *ById calls are not allowed at all).
+func (a *Authorizer) ownWorkflowTask(h *HostToken, req any) string {
+	r, ok := req.(taskTokenRequest)
+	if !ok {
+		return "no task token"
+	}
+	raw, sealed := unseal(a.sealKey, h.Label, r.GetTaskToken())
+	if !sealed {
+		return "a host credential may answer only activity tasks it was handed on " + h.Queue()
+	}
+	tok, err := a.tokens.Deserialize(raw)
+	if err != nil || tok.GetWorkflowId() != h.WorkflowID {
+		return "a host credential may answer only activity tasks of workflow " + h.WorkflowID
+	}
+	// Without a scheduled event id the history service finds the activity by its id, as a *ById call
+	// would: the ids are small sequential numbers, easy to guess for a forged token.
+	if tok.GetScheduledEventId() == 0 {
+		return "a host credential's task token must name its scheduled event"
+	}
+	return ""
+}
+
+func ownWorkerHeartbeat(_ *Authorizer, h *HostToken, req any) string {
+	r, ok := req.(*workflowservice.RecordWorkerHeartbeatRequest)
+	if !ok {
+		return "malformed worker heartbeat"
+	}
+	for _, hb := range r.GetWorkerHeartbeat() {
+		if q := hb.GetTaskQueue(); q != "" && q != h.Queue() {
+			return "a host credential may report only a worker on " + h.Queue()
+		}
+	}
+	return ""
+}
+
+// ownShutdown: a sticky queue belongs to a workflow worker; a host has none, and naming the control
+// worker's would push its cached workflows back to the shared queue.
+func ownShutdown(_ *Authorizer, h *HostToken, req any) string {
+	r, ok := req.(*workflowservice.ShutdownWorkerRequest)
+	if !ok || r.GetStickyTaskQueue() != "" {
+		return "a host credential may not shut down a sticky queue"
+	}
+	if q := r.GetWorkerHeartbeat().GetTaskQueue(); q != "" && q != h.Queue() {
+		return "a host credential may report only a worker on " + h.Queue()
+	}
+	return ""
+}

@@ -1,0 +1,285 @@
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
+import { Connection } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitForVerdict } from '../../infra/dev/verdict.js';
+import { mintHostToken } from '../../workers/setup/host-token.js';
+import { connectionOptions } from '../../workers/setup/temporal-connection.js';
+import { CONTROL_TASK_QUEUE } from '../../workflows/domain/task-queues.js';
+import { instanceLifecycle } from '../../workflows/index.js';
+import { cancelAndWait } from '../helpers/cancel-and-wait.js';
+import { expectCleanedUp } from '../helpers/expect-kill.js';
+import { fastRequest, startFleetEnv } from '../helpers/fleet-env.js';
+import { simOffer } from '../helpers/offers.js';
+import { startTestCluster, type TestCluster } from './cluster-fixture.js';
+
+/**
+ * The two-node cluster's doors: the control plane's mTLS reaches the server's own frontends (through the
+ * front's TCP pass-through, and directly), and nothing without a client certificate gets in; a rented
+ * host gets in with its own token through the host listener, and our authorizer in the server lets it
+ * reach only its own queue and its own lifecycle's activity tasks (docs/security.md).
+ */
+let t: TestCluster;
+beforeAll(async () => {
+  t = await startTestCluster('cl_sec');
+});
+afterAll(async () => t?.stop());
+
+const GRPC = { PERMISSION_DENIED: 7, UNAUTHENTICATED: 16 } as const;
+
+// Refusals end in a failed handshake or an error status, not in silence: 3 s is ample on localhost.
+async function systemInfo(opts: Parameters<typeof Connection.connect>[0]): Promise<string> {
+  const conn = await Connection.connect({ connectTimeout: 3000, ...opts });
+  try {
+    return (await conn.workflowService.getSystemInfo({})).serverVersion ?? '';
+  } finally {
+    await conn.close();
+  }
+}
+
+/** A host token for this cluster's namespace, as the rent activity mints one (an hour's validity). */
+function hostToken(label: string, workflowId: string, expiresAtSec = Math.floor(Date.now() / 1000) + 3600): string {
+  return mintHostToken(t.hostTokenKey, { namespace: 'default', label, workflowId, expiresAtSec });
+}
+
+function grpcCode(err: unknown): number | undefined {
+  const e = err as { code?: number; cause?: { code?: number } };
+  return e.code ?? e.cause?.code;
+}
+
+describe('a two-node cluster', () => {
+  it('is two server processes in one membership on one store', async () => {
+    const [a, b] = t.cluster.nodes;
+    expect(a && b && a.pid !== b.pid && a.address !== b.address).toBe(true);
+    const members = await t.liveMembers();
+    for (const role of ['frontend', 'history', 'matching', 'worker']) {
+      expect(members[role], `${role} members`).toHaveLength(2);
+    }
+  });
+});
+
+describe('the control plane: mTLS to the server frontend', () => {
+  it('connects with TEMPORAL_TLS_* through the front and to each node directly', async () => {
+    const addresses = [t.cluster.front.controlAddress, ...t.cluster.nodes.map((n) => n.address)];
+    for (const address of addresses) {
+      expect(await systemInfo(connectionOptions(address, t.controlSecurity)), address).toBe('1.29.1');
+    }
+    const native = await NativeConnection.connect(connectionOptions(t.cluster.front.controlAddress, t.controlSecurity));
+    await native.close();
+  });
+
+  it('is refused without a client certificate, and in plaintext', async () => {
+    const { TEMPORAL_TLS_CA, TEMPORAL_TLS_SERVER_NAME } = t.controlSecurity;
+    for (const address of [t.cluster.front.controlAddress, t.cluster.nodes[0]!.address]) {
+      await expect(
+        systemInfo(connectionOptions(address, { TEMPORAL_TLS_CA, TEMPORAL_TLS_SERVER_NAME })),
+      ).rejects.toThrow();
+      await expect(systemInfo({ address })).rejects.toThrow();
+      // The hosts' API key is no way in on the control side: the server wants a certificate.
+      await expect(
+        systemInfo(
+          connectionOptions(address, {
+            TEMPORAL_TLS_CA,
+            TEMPORAL_TLS_SERVER_NAME,
+            TEMPORAL_API_KEY: hostToken('gpufleet-sec-a', 'instance-offer-1'),
+          }),
+        ),
+      ).rejects.toThrow();
+    }
+  });
+
+  it('serves the operator CLI configured by TEMPORAL_TLS_*, and refuses it without', async () => {
+    const run = (extra: Record<string, string>) =>
+      promisify(execFile)(
+        process.execPath,
+        ['--import', 'tsx', 'workers/cli.ts', 'status', 'no-such-lifecycle', '--json'],
+        {
+          env: { ...process.env, TEMPORAL_ADDRESS: t.cluster.front.controlAddress, ...extra },
+        },
+      ).then(
+        (r) => ({ code: 0, err: r.stderr }),
+        (e: { code: number; stderr: string }) => ({ code: e.code, err: e.stderr }),
+      );
+    const tlsEnv = Object.fromEntries(Object.entries(t.controlSecurity).filter((e): e is [string, string] => !!e[1]));
+    // Through mTLS the server answers: the lifecycle does not exist.
+    const ok = await run(tlsEnv);
+    expect(ok.err).toMatch(/no-such-lifecycle/);
+    expect(ok.err).not.toMatch(/connect|TLS|handshake/i);
+    const refused = await run({});
+    expect(refused.code).not.toBe(0);
+    expect(refused.err).not.toMatch(/no-such-lifecycle.*not found/i);
+  });
+});
+
+describe('rented hosts: a token per rental through the host listener', () => {
+  const hostTls = () => ({
+    serverRootCACertificate: readFileSync(t.cluster.certs.caFile),
+    serverNameOverride: t.cluster.certs.serverName,
+  });
+  const refusal = (p: Promise<unknown>) =>
+    p.then(
+      () => 'allowed',
+      (e: unknown) => grpcCode(e),
+    );
+  const mine = () => hostToken('gpufleet-sec-a', 'instance-offer-1');
+
+  it('lets a worker connection in with its token', async () => {
+    const address = t.cluster.front.hostAddress;
+    expect(await systemInfo({ address, apiKey: mine(), tls: hostTls() })).toBe('1.29.1');
+    const native = await NativeConnection.connect({ address, apiKey: mine(), tls: hostTls() });
+    await native.close();
+  });
+
+  it('refuses no token at the front, and a forged, expired or shared key at the server', async () => {
+    const address = t.cluster.front.hostAddress;
+    expect(await refusal(systemInfo({ address, tls: hostTls() }))).toBe(GRPC.UNAUTHENTICATED);
+    const forged = mintHostToken('a-key-that-is-not-the-cluster-one-0123456789', {
+      namespace: 'default',
+      label: 'gpufleet-sec-a',
+      workflowId: 'instance-offer-1',
+      expiresAtSec: Math.floor(Date.now() / 1000) + 3600,
+    });
+    const expired = hostToken('gpufleet-sec-a', 'instance-offer-1', Math.floor(Date.now() / 1000) - 1);
+    for (const apiKey of [forged, expired, 'a-shared-host-key-of-old']) {
+      expect(await refusal(systemInfo({ address, apiKey, tls: hostTls() })), apiKey).toBe(GRPC.PERMISSION_DENIED);
+    }
+    await expect(NativeConnection.connect({ address, apiKey: forged, tls: hostTls() })).rejects.toThrow();
+  });
+
+  it('refuses every call a GPU-host worker does not make, with PERMISSION_DENIED', async () => {
+    const conn = await Connection.connect({ address: t.cluster.front.hostAddress, apiKey: mine(), tls: hostTls() });
+    try {
+      const calls = [
+        () => conn.workflowService.listWorkflowExecutions({ namespace: 'default' }),
+        () => conn.workflowService.startWorkflowExecution({ namespace: 'default', workflowId: 'x', requestId: 'x' }),
+        () =>
+          conn.workflowService.terminateWorkflowExecution({
+            namespace: 'default',
+            workflowExecution: { workflowId: 'x' },
+          }),
+        () =>
+          conn.workflowService.pollWorkflowTaskQueue({
+            namespace: 'default',
+            taskQueue: { name: 'gpu-fleet-control' },
+          }),
+        () => conn.operatorService.listSearchAttributes({ namespace: 'default' }),
+      ];
+      for (const call of calls) expect(await refusal(call()), String(call)).toBe(GRPC.PERMISSION_DENIED);
+    } finally {
+      await conn.close();
+    }
+  });
+
+  // These calls pass the front's list; only the server's authorizer tells one host's token from another's.
+  it('refuses polling the control queue or another host’s queue, in the server', async () => {
+    const conn = await Connection.connect({ address: t.cluster.front.hostAddress, apiKey: mine(), tls: hostTls() });
+    try {
+      for (const queue of [CONTROL_TASK_QUEUE, 'host/gpufleet-sec-b']) {
+        const poll = conn.workflowService.pollActivityTaskQueue({ namespace: 'default', taskQueue: { name: queue } });
+        expect(await refusal(poll), queue).toBe(GRPC.PERMISSION_DENIED);
+      }
+      // Its own queue in another namespace is not its own queue either.
+      const elsewhere = conn.workflowService.pollActivityTaskQueue({
+        namespace: 'other',
+        taskQueue: { name: 'host/gpufleet-sec-a' },
+      });
+      expect(await refusal(elsewhere)).toBe(GRPC.PERMISSION_DENIED);
+    } finally {
+      await conn.close();
+    }
+  });
+
+  // As if the front let everything through: the token meets the server directly, with the front's certificate.
+  it('refuses starting, signalling and cancelling workflows in the server too, past the front', async () => {
+    const { hostFront } = t.cluster.certs;
+    const conn = await Connection.connect({
+      address: t.cluster.nodes[0]!.address,
+      apiKey: mine(),
+      tls: {
+        ...hostTls(),
+        clientCertPair: { crt: readFileSync(hostFront.clientCertFile), key: readFileSync(hostFront.clientKeyFile) },
+      },
+    });
+    try {
+      const ns = 'default';
+      const wf = { workflowId: 'instance-offer-1' };
+      const calls = [
+        () =>
+          conn.workflowService.startWorkflowExecution({
+            namespace: ns,
+            workflowId: 'x',
+            workflowType: { name: 'instanceLifecycle' },
+            taskQueue: { name: CONTROL_TASK_QUEUE },
+            requestId: 'x',
+          }),
+        () => conn.workflowService.signalWorkflowExecution({ namespace: ns, workflowExecution: wf, signalName: 's' }),
+        () => conn.workflowService.requestCancelWorkflowExecution({ namespace: ns, workflowExecution: wf }),
+        () => conn.workflowService.getWorkflowExecutionHistory({ namespace: ns, execution: wf }),
+        () => conn.workflowService.respondActivityTaskCompletedById({ namespace: ns, ...wf, activityId: '1' }),
+      ];
+      for (const call of calls) expect(await refusal(call()), String(call)).toBe(GRPC.PERMISSION_DENIED);
+      // The front's certificate without a token is nobody.
+      const bare = await Connection.connect({
+        address: t.cluster.nodes[0]!.address,
+        tls: {
+          ...hostTls(),
+          clientCertPair: { crt: readFileSync(hostFront.clientCertFile), key: readFileSync(hostFront.clientKeyFile) },
+        },
+      });
+      try {
+        expect(await refusal(bare.workflowService.describeNamespace({ namespace: ns }))).toBe(GRPC.PERMISSION_DENIED);
+      } finally {
+        await bare.close();
+      }
+    } finally {
+      await conn.close();
+    }
+  });
+
+  it(
+    'a lifecycle’s host, given its own token by the rent, runs its host steps to promotion; the token is in no history',
+    { timeout: 300_000 },
+    async () => {
+      const offer = simOffer({ host: { proofSec: 400 } });
+      const fleet = await startFleetEnv([offer], {
+        temporalAddress: t.cluster.front.controlAddress,
+        temporalTls: t.controlTls,
+        security: { ...t.controlSecurity, ...t.hostSettings },
+      });
+      const id = `t-cluster-token-${offer.id}`;
+      try {
+        await fleet.client.workflow.start(instanceLifecycle, {
+          taskQueue: fleet.taskQueue,
+          workflowId: id,
+          args: [
+            fastRequest(offer.id, {
+              benchmarkProofs: 4,
+              // SIM_TIME_SCALE 0.01: a 400 s proof takes 4 s.
+              minRate: 10 / 0.01,
+              earlyStopAfterProofs: 0,
+              timeouts: { hostConnectSec: 120, paramfetchSec: 120, paramfetchStallSec: 30, daemonReadySec: 60 },
+            }),
+          ],
+          workflowExecutionTimeout: '10 minutes',
+        });
+        expect(await waitForVerdict(fleet.client, id, 240_000)).toBe('promoted');
+        const history = JSON.stringify(await fleet.client.workflow.getHandle(id).fetchHistory());
+        expect(history).not.toContain('gfh1.');
+        expect(history).not.toContain(t.hostTokenKey);
+        // Every call the host made was allowed: the authorizer logs each refusal.
+        const refusals = t.cluster.nodes
+          .map((n) => readFileSync(n.logFile, 'utf8'))
+          .join('\n')
+          .split('\n')
+          .filter((l) => l.includes('authorizer refused') && l.includes(`host:gpufleet-t-cluster-token-${offer.id}`));
+        expect(refusals).toEqual([]);
+        await cancelAndWait(fleet.client, id);
+        expectCleanedUp(fleet, offer.id);
+      } finally {
+        await fleet.close();
+      }
+    },
+  );
+});

@@ -1,0 +1,118 @@
+import { describe, expect, it } from 'vitest';
+import { clockRate, realDurationsInText, realMs, realReport, realSec } from '../../workflows/domain/policy/clock.js';
+import {
+  costAt,
+  formatCost,
+  formatDuration,
+  formatUsd,
+  openLedger,
+  promoted,
+  repriced,
+} from '../../workflows/domain/policy/cost.js';
+
+const T0 = Date.parse('2026-12-05T00:00:00Z');
+const MIN = 60_000;
+
+describe('cost ledger (GPU-$ at the billed price, from workflow time)', () => {
+  it('counts rent to now before the verdict, then production after it', () => {
+    let l = openLedger(0.4, T0, 1);
+    expect(costAt(l, T0 + 30 * MIN)).toMatchObject({
+      totalUsd: 0.2,
+      beforeVerdictUsd: 0.2,
+      productionUsd: 0,
+      rentedSec: 1800,
+    });
+    l = promoted(l, T0 + 45 * MIN);
+    const c = costAt(l, T0 + 105 * MIN);
+    expect(c.beforeVerdictUsd).toBeCloseTo(0.3, 9);
+    expect(c.productionUsd).toBeCloseTo(0.4, 9);
+    expect(c.totalUsd).toBeCloseTo(0.7, 9);
+    expect(c.rentedSec).toBe(105 * 60);
+    expect(c.productionSec).toBe(60 * 60);
+  });
+
+  it('counts a compressed clock in real time: 36 s at 100x is an hour', () => {
+    const l = openLedger(0.5, T0, 0.01);
+    const c = costAt(l, T0 + 36_000);
+    expect(c.totalUsd).toBeCloseTo(0.5, 9);
+    expect(c.rentedSec).toBe(3600);
+  });
+
+  it('keeps the old price for the time before a reprice', () => {
+    let l = promoted(openLedger(1, T0, 1), T0);
+    l = repriced(l, 2, T0 + 60 * MIN);
+    expect(costAt(l, T0 + 90 * MIN).productionUsd).toBeCloseTo(2, 9);
+    expect(repriced(l, 2, T0 + 70 * MIN)).toBe(l);
+  });
+
+  it('survives JSON (continue-as-new) unchanged', () => {
+    const l = promoted(openLedger(0.37, T0, 0.01), T0 + 5000);
+    const back = JSON.parse(JSON.stringify(l)) as typeof l;
+    expect(costAt(back, T0 + 20_000)).toEqual(costAt(l, T0 + 20_000));
+  });
+
+  it('never counts time backwards', () => {
+    const l = openLedger(1, T0, 1);
+    expect(costAt(l, T0 - MIN).totalUsd).toBe(0);
+  });
+});
+
+describe('formatting with units', () => {
+  it('says the kill clause as "after 47 min, $0.31"', () => {
+    const c = costAt(openLedger(0.4, T0, 1), T0 + 47 * MIN);
+    expect(formatCost(c)).toBe('after 47 min, $0.31');
+    expect(formatCost(null)).toBe('nothing rented, $0');
+  });
+  it('keeps small sums readable and durations in the largest unit', () => {
+    expect(formatUsd(0.0123)).toBe('$0.0123');
+    expect(formatUsd(12.345)).toBe('$12.35');
+    expect(formatDuration(45)).toBe('45 s');
+    expect(formatDuration(3 * 3600 + 720)).toBe('3.2 h');
+    expect(formatDuration(3 * 86400)).toBe('3 d');
+  });
+});
+
+describe('the clock conversion', () => {
+  it('turns a host-clock report into real time and a real bar into the host clock', () => {
+    expect(realMs(1000, 0.01)).toBe(100_000);
+    expect(realSec(27_000, 0.01)).toBe(2700);
+    // 29 real proofs/h is 2900 per compressed hour at 100x.
+    expect(clockRate(29, 0.01)).toBeCloseTo(2900, 9);
+    const r = realReport(
+      {
+        requested: 2,
+        completed: 2,
+        elapsedMs: 2000,
+        concurrency: 1,
+        timings: [{ index: 0, totalMs: 1000, synthesisMs: 400, gpuComputeMs: 450 }],
+        deadlineReached: false,
+        gaveUp: {
+          bound: 'gpu-ceiling',
+          bestRate: 2000,
+          gpuCeilingRate: 1600,
+          gpus: 1,
+          completed: 2,
+          requested: 12,
+        },
+      },
+      0.01,
+    );
+    expect(r.elapsedMs).toBe(200_000);
+    // The host's early-stop evidence in real proofs/h: 1600 per compressed hour is 16 per real one.
+    expect(r.gaveUp).toMatchObject({ bestRate: 20, gpuCeilingRate: 16 });
+    expect(r.timings[0]).toEqual({ index: 0, totalMs: 100_000, synthesisMs: 40_000, gpuComputeMs: 45_000 });
+  });
+});
+
+describe('durations in failure messages', () => {
+  it('says host-clock seconds in real time, once', () => {
+    expect(realDurationsInText('paramfetch stalled: no progress for 20 s', 0.01)).toBe(
+      'paramfetch stalled: no progress for 33 min',
+    );
+    expect(realDurationsInText('benchmark did not finish within 27 s (2/4 proofs)', 0.01)).toBe(
+      'benchmark did not finish within 45 min (2/4 proofs)',
+    );
+    expect(realDurationsInText('exit code 101 after 12 s', 1)).toBe('exit code 101 after 12 s');
+    expect(realDurationsInText('3 proofs/h is below 29', 0.01)).toBe('3 proofs/h is below 29');
+  });
+});

@@ -1,0 +1,136 @@
+import type { Client } from '@temporalio/client';
+import type { MetricMeter } from '@temporalio/common';
+import { Runtime } from '@temporalio/worker';
+import type pg from 'pg';
+import { z } from 'zod';
+import { FLEET_EVENT_COUNTERS } from '../../workflows/domain/metric-names.js';
+import { SCALER_SCHEDULE_ID } from './schedules.js';
+
+/**
+ * Fleet totals read from the store (and the scaler's schedule) on a cadence and exported as metrics.
+ * The store, not this process, holds them, so they survive worker restarts: spend is each ended rental's
+ * cost as its lifecycle counted it, and billed $/h over the real time rented for the rest (an undestroyed
+ * instance keeps accruing).
+ * Every control worker exports the same values; dashboards and alerts aggregate with max().
+ */
+export interface FleetSnapshot {
+  /** $ spent since the first rent: billed $/h x hours rented, per instance. */
+  spendUsd: number;
+  /** $/h billed right now by instances not yet destroyed. */
+  spendUsdPerHour: number;
+  /** Sum of the benchmark rates of promoted, live instances (proofs/h). */
+  rateProofsPerHour: number;
+  instances: { benchmarking: number; promoted: number; undestroyed_kill: number };
+}
+
+export async function readFleet(pool: pg.Pool | pg.PoolClient): Promise<FleetSnapshot> {
+  const { rows } = await pool.query<{
+    spend_usd: number | null;
+    spend_usd_per_hour: number | null;
+    rate: number | null;
+    benchmarking: string;
+    promoted: string;
+    undestroyed_kill: string;
+  }>(`SELECT
+        -- An ended rental's cost as its lifecycle counted it; else billed $/h x real hours since the rent
+        -- (time_scale converts the simulators' clock; rows from before cost keeping count from created_at).
+        SUM(CASE WHEN cost_usd IS NOT NULL AND (destroyed_at IS NOT NULL OR outcome = 'killed') THEN cost_usd
+                 ELSE dph_total * EXTRACT(EPOCH FROM (COALESCE(destroyed_at, now()) - COALESCE(rented_at, created_at)))
+                      / 3600 / time_scale END)::float8 AS spend_usd,
+        SUM(dph_total) FILTER (WHERE destroyed_at IS NULL)::float8 AS spend_usd_per_hour,
+        SUM(bench_rate) FILTER (WHERE destroyed_at IS NULL AND outcome = 'promoted')::float8 AS rate,
+        COUNT(*) FILTER (WHERE destroyed_at IS NULL AND outcome IS NULL) AS benchmarking,
+        COUNT(*) FILTER (WHERE destroyed_at IS NULL AND outcome = 'promoted') AS promoted,
+        COUNT(*) FILTER (WHERE destroyed_at IS NULL AND outcome = 'killed') AS undestroyed_kill
+      FROM instances WHERE instance_id IS NOT NULL AND dph_total IS NOT NULL`);
+  const r = rows[0];
+  return {
+    spendUsd: r?.spend_usd ?? 0,
+    spendUsdPerHour: r?.spend_usd_per_hour ?? 0,
+    rateProofsPerHour: r?.rate ?? 0,
+    instances: {
+      benchmarking: Number(r?.benchmarking ?? 0),
+      promoted: Number(r?.promoted ?? 0),
+      undestroyed_kill: Number(r?.undestroyed_kill ?? 0),
+    },
+  };
+}
+
+const ScalerArgs = z.tuple([z.object({ targetRate: z.number(), maxDph: z.number() }).loose()]);
+
+/** The target and budget the scaler's schedule runs with; null when there is no schedule. */
+export async function readTarget(
+  client: Client,
+  scheduleId: string,
+): Promise<{ targetRate: number; maxDph: number } | null> {
+  try {
+    const desc = await client.schedule.getHandle(scheduleId).describe();
+    if (desc.action.type !== 'startWorkflow') return null;
+    const args = ScalerArgs.safeParse(desc.action.args);
+    return args.success ? { targetRate: args.data[0].targetRate, maxDph: args.data[0].maxDph } : null;
+  } catch {
+    return null;
+  }
+}
+
+export interface FleetCollector {
+  /** One read and export now (the loop does this every interval). */
+  collect(): Promise<void>;
+  stop(): void;
+}
+
+export function startFleetCollector(opts: {
+  pool: pg.Pool;
+  client: Client;
+  intervalMs?: number;
+  scheduleId?: string;
+  meter?: MetricMeter;
+  onError?: (err: unknown) => void;
+}): FleetCollector {
+  const meter = opts.meter ?? Runtime.instance().metricMeter;
+  const g = (name: string, help: string) => meter.createGauge(name, 'float', undefined, help);
+  // An integrated total that only grows and never resets (the store holds it, not this process). A
+  // gauge, because the SDK's counters take whole numbers only: query it with delta(), not increase().
+  const spend = g('fleet_spend_usd', '$ spent on rented instances since the first rent (from the store)');
+  const dph = g('fleet_spend_usd_per_hour', '$/h billed now by instances not destroyed');
+  const rate = g('fleet_rate_proofs_per_hour', 'sum of benchmark rates of promoted instances (proofs/h)');
+  const instances = g('fleet_instances', 'instances rented and not destroyed, by state');
+  const target = g('fleet_target_rate_proofs_per_hour', "the scaler's target rate (proofs/h)");
+  const budget = g('fleet_budget_usd_per_hour', "the scaler's $/h budget");
+  for (const c of Object.values(FLEET_EVENT_COUNTERS)) meter.createCounter(c.name, undefined, c.help).add(0);
+  const up = g('fleet_collector_last_success_timestamp_seconds', 'when the store was last read');
+
+  async function collect(): Promise<void> {
+    const [s, t] = await Promise.all([
+      readFleet(opts.pool),
+      readTarget(opts.client, opts.scheduleId ?? SCALER_SCHEDULE_ID),
+    ]);
+    spend.set(s.spendUsd);
+    dph.set(s.spendUsdPerHour);
+    rate.set(s.rateProofsPerHour);
+    for (const [state, n] of Object.entries(s.instances)) instances.set(n, { state });
+    if (t) {
+      target.set(t.targetRate);
+      budget.set(t.maxDph);
+    }
+    up.set(Date.now() / 1000);
+  }
+
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const loop = () => {
+    collect()
+      .catch((err: unknown) => opts.onError?.(err))
+      .finally(() => {
+        if (!stopped) timer = setTimeout(loop, opts.intervalMs ?? 15_000);
+      });
+  };
+  loop();
+  return {
+    collect,
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
+}

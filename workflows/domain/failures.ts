@@ -1,0 +1,65 @@
+/**
+ * Every reason a lifecycle can end without promotion. One list, shared by activities
+ * (which throw them), workflows (which decide on them), the store and the README.
+ */
+export const FailureType = {
+  BenchmarkTimeout: 'BenchmarkTimeout',
+  BenchRateBelowMin: 'BenchRateBelowMin',
+  DaemonTransportError: 'DaemonTransportError',
+  DaemonCrashed: 'DaemonCrashed',
+  DaemonOOM: 'DaemonOOM',
+  DaemonNeverReady: 'DaemonNeverReady',
+  ProofFailed: 'ProofFailed',
+  ProofDeadlineExceeded: 'ProofDeadlineExceeded',
+  ParamfetchFailed: 'ParamfetchFailed',
+  /** The fitness gate found the host unable to work (fewer/other GPUs, less VRAM, broken driver, disk, network). */
+  HostUnfit: 'HostUnfit',
+  /** The benchmark's C1 input is absent and our configuration cannot supply it (no URL, bad URL, wrong checksum). */
+  BenchInputMissing: 'BenchInputMissing',
+  /** The C1 input's download stalled or broke on the host's network. */
+  BenchInputFetchFailed: 'BenchInputFetchFailed',
+  InstanceNeverRunning: 'InstanceNeverRunning',
+  HostNeverConnected: 'HostNeverConnected',
+  OfferUnavailable: 'OfferUnavailable',
+  HostLost: 'HostLost',
+  RateDegraded: 'RateDegraded',
+  PriceAboveBudget: 'PriceAboveBudget',
+  /** An interruptible rental Vast stopped because a higher bid took the machine: the market's doing, not the host's. */
+  Preempted: 'Preempted',
+  /** Every bid we were allowed to place (up to the policy's cap) was under the offer's min_bid at create. */
+  BidTooLow: 'BidTooLow',
+  /** A host claimed a rate its GPUs cannot do, or timings too uniform to be measured (workflows/domain/policy/claims.ts). */
+  ImplausibleResult: 'ImplausibleResult',
+  /** A promoted host retired before its per-rental token expires (HOST_TOKEN_TTL_DAYS): the host loses its queue then. */
+  HostTokenExpiring: 'HostTokenExpiring',
+  VastApiError: 'VastApiError',
+  CancelledByOperator: 'CancelledByOperator',
+  DestroyFailed: 'DestroyFailed',
+  Orphaned: 'Orphaned',
+  Internal: 'Internal',
+} as const;
+
+export type FailureType = (typeof FailureType)[keyof typeof FailureType];
+
+export const ALL_FAILURE_TYPES: readonly FailureType[] = Object.values(FailureType);
+
+export function isFailureType(value: unknown): value is FailureType {
+  return typeof value === 'string' && (ALL_FAILURE_TYPES as readonly string[]).includes(value);
+}
+
+/** Evidence attached to a failure so an operator sees the cause after the instance is gone. */
+export interface HostDiagnostics {
+  exitCode?: number | null;
+  signal?: string | null;
+  daemonLogTail?: string;
+  outputTail?: string;
+  grpcCode?: number;
+  grpcMessage?: string;
+}
+
+/** Bounded size of each log tail carried in failure details and history. */
+export const LOG_TAIL_MAX_CHARS = 4000;
+
+export function boundTail(text: string, max = LOG_TAIL_MAX_CHARS): string {
+  return text.length <= max ? text : '…' + text.slice(text.length - max + 1);
+}

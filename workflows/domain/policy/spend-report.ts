@@ -1,0 +1,174 @@
+import { costAt, type CostLedger, openLedger, promoted } from './cost.js';
+
+/** One rental as the store keeps it (infra/sql/004_cost.sql); times are ISO strings. */
+export interface SpendRow {
+  gpuName: string | null;
+  outcome: 'promoted' | 'killed' | null;
+  failureType: string | null;
+  createdAt: string;
+  dph: number | null;
+  rentedAt: string | null;
+  verdictAt: string | null;
+  destroyedAt: string | null;
+  timeScale: number;
+  costUsd: number | null;
+  beforeVerdictUsd: number | null;
+  productionUsd: number | null;
+  productionSec: number | null;
+  /** The benchmark's rate, real proofs/h. */
+  benchRate: number | null;
+  /**
+   * Set once the price of the rental moved (infra/sql/007_price_moves.sql): the two cost sums are counted
+   * up to this time, `dph` is billed from it on. Absent or null: `dph` counts from the rent.
+   */
+  costCountedAt?: string | null;
+}
+
+export const REPORT_BY = ['gpu', 'failure', 'day'] as const;
+export type ReportBy = (typeof REPORT_BY)[number];
+
+/** Fleet figures in real units: $ are GPU-$ at the billed price, rates real proofs per hour. */
+export interface SpendFigures {
+  rentals: number;
+  promoted: number;
+  killed: number;
+  /** Rentals that end(ed) with no cost kept (from before cost keeping). */
+  uncosted: number;
+  spentUsd: number;
+  beforeVerdictUsd: number;
+  productionUsd: number;
+  /** GPU-$ on rentals killed before a promotion: they never proved for us. */
+  wasteUsd: number;
+  /** $/h the still-rented instances bill now. */
+  spendNowDph: number;
+  /** What the promoted, still-rented instances prove (their benchmark rates), proofs/h. */
+  deliveringProofsPerHour: number;
+  /** Proofs delivered in production: each promoted rental's rate times its production time. */
+  proofsDelivered: number;
+  /** All GPU-$ (waste and verdicts included) per delivered proof; null before any. */
+  dollarsPerDeliveredProof: number | null;
+}
+
+export interface SpendReport {
+  since: string;
+  asOf: string;
+  by: ReportBy | null;
+  total: SpendFigures;
+  groups: Array<{ key: string } & SpendFigures>;
+}
+
+interface RowCost {
+  open: boolean;
+  total: number;
+  before: number;
+  production: number;
+  productionSec: number;
+  costed: boolean;
+}
+
+/** A rental's cost: as the lifecycle recorded it when it ended, counted on to `nowMs` while it is rented. */
+export function rowCost(r: SpendRow, nowMs: number): RowCost {
+  const open = r.destroyedAt === null && r.outcome !== 'killed' && r.dph !== null && r.rentedAt !== null;
+  if (open && r.dph !== null && r.rentedAt !== null) {
+    const c = costAt(openRowLedger(r, r.dph, r.rentedAt), nowMs);
+    return {
+      open,
+      total: c.totalUsd,
+      before: c.beforeVerdictUsd,
+      production: c.productionUsd,
+      productionSec: c.productionSec,
+      costed: true,
+    };
+  }
+  const costed = r.costUsd !== null || r.rentedAt === null;
+  return {
+    open,
+    total: r.costUsd ?? 0,
+    before: r.beforeVerdictUsd ?? 0,
+    production: r.productionUsd ?? 0,
+    productionSec: r.productionSec ?? 0,
+    costed,
+  };
+}
+
+/** An open rental's ledger: from the rent at `dph`, or from its last price move at the price it moved to. */
+function openRowLedger(r: SpendRow, dph: number, rentedAt: string): CostLedger {
+  const l = openLedger(dph, Date.parse(rentedAt), r.timeScale);
+  const verdictMs = r.verdictAt === null ? null : Date.parse(r.verdictAt);
+  if (!r.costCountedAt) return verdictMs === null ? l : promoted(l, verdictMs);
+  return {
+    ...l,
+    verdictAtMs: verdictMs,
+    countedToMs: Date.parse(r.costCountedAt),
+    beforeVerdictUsd: r.beforeVerdictUsd ?? 0,
+    productionUsd: r.productionUsd ?? 0,
+  };
+}
+
+export function spendFigures(rows: readonly SpendRow[], nowMs: number): SpendFigures {
+  const f: SpendFigures = {
+    rentals: rows.length,
+    promoted: 0,
+    killed: 0,
+    uncosted: 0,
+    spentUsd: 0,
+    beforeVerdictUsd: 0,
+    productionUsd: 0,
+    wasteUsd: 0,
+    spendNowDph: 0,
+    deliveringProofsPerHour: 0,
+    proofsDelivered: 0,
+    dollarsPerDeliveredProof: null,
+  };
+  for (const r of rows) {
+    const c = rowCost(r, nowMs);
+    const everPromoted = r.verdictAt !== null || r.outcome === 'promoted';
+    if (everPromoted) f.promoted++;
+    if (r.outcome === 'killed') f.killed++;
+    if (!c.costed) f.uncosted++;
+    f.spentUsd += c.total;
+    f.beforeVerdictUsd += c.before;
+    f.productionUsd += c.production;
+    if (r.outcome === 'killed' && !everPromoted) f.wasteUsd += c.total;
+    if (c.open) f.spendNowDph += r.dph ?? 0;
+    if (c.open && r.outcome === 'promoted') f.deliveringProofsPerHour += r.benchRate ?? 0;
+    if (everPromoted) f.proofsDelivered += ((r.benchRate ?? 0) * c.productionSec) / 3600;
+  }
+  return {
+    ...f,
+    spentUsd: round6(f.spentUsd),
+    beforeVerdictUsd: round6(f.beforeVerdictUsd),
+    productionUsd: round6(f.productionUsd),
+    wasteUsd: round6(f.wasteUsd),
+    spendNowDph: round6(f.spendNowDph),
+    deliveringProofsPerHour: Math.round(f.deliveringProofsPerHour * 100) / 100,
+    proofsDelivered: Math.round(f.proofsDelivered * 100) / 100,
+    dollarsPerDeliveredProof: f.proofsDelivered > 0 ? round6(f.spentUsd / f.proofsDelivered) : null,
+  };
+}
+
+export function groupKey(r: SpendRow, by: ReportBy): string {
+  if (by === 'gpu') return r.gpuName ?? '(not rented)';
+  if (by === 'day') return r.createdAt.slice(0, 10);
+  if (r.outcome === 'killed') return r.failureType ?? '(unknown)';
+  return r.outcome === 'promoted' ? '(promoted, running)' : '(no verdict yet)';
+}
+
+/** The fleet's figures over rentals started since `since`, in total and grouped. */
+export function spendReport(rows: readonly SpendRow[], nowMs: number, since: string, by: ReportBy | null): SpendReport {
+  const groups = new Map<string, SpendRow[]>();
+  if (by) for (const r of rows) groups.set(groupKey(r, by), [...(groups.get(groupKey(r, by)) ?? []), r]);
+  return {
+    since,
+    asOf: new Date(nowMs).toISOString(),
+    by,
+    total: spendFigures(rows, nowMs),
+    groups: [...groups.entries()]
+      .map(([key, rs]) => ({ key, ...spendFigures(rs, nowMs) }))
+      .sort((a, b) =>
+        by === 'day' ? a.key.localeCompare(b.key) : b.spentUsd - a.spentUsd || a.key.localeCompare(b.key),
+      ),
+  };
+}
+
+const round6 = (x: number) => Math.round(x * 1e6) / 1e6;

@@ -1,0 +1,27 @@
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+
+/** Custom search attributes; the dev-server script registers exactly these. */
+export const SA = {
+  stage: defineSearchAttributeKey('LifecycleStage', SearchAttributeType.KEYWORD),
+  gpuModel: defineSearchAttributeKey('GpuModel', SearchAttributeType.KEYWORD),
+  gpuCount: defineSearchAttributeKey('GpuCount', SearchAttributeType.INT),
+  machineId: defineSearchAttributeKey('MachineId', SearchAttributeType.KEYWORD),
+  offerId: defineSearchAttributeKey('OfferId', SearchAttributeType.INT),
+  vastInstanceId: defineSearchAttributeKey('VastInstanceId', SearchAttributeType.INT),
+  benchRate: defineSearchAttributeKey('BenchRate', SearchAttributeType.DOUBLE),
+  dollarsPerHour: defineSearchAttributeKey('DollarsPerHour', SearchAttributeType.DOUBLE),
+  /** GPU-$ the rental has cost (real, at the billed price), as of its last stage change or run. */
+  costUsd: defineSearchAttributeKey('CostUsd', SearchAttributeType.DOUBLE),
+  failureType: defineSearchAttributeKey('FailureType', SearchAttributeType.KEYWORD),
+  outcome: defineSearchAttributeKey('Outcome', SearchAttributeType.KEYWORD),
+} as const;
+
+/** `name=Type` pairs in the form `temporal server start-dev --search-attribute` takes. */
+export function searchAttributeFlags(): string[] {
+  const cliType: Record<string, string> = {
+    [SearchAttributeType.KEYWORD]: 'Keyword',
+    [SearchAttributeType.INT]: 'Int',
+    [SearchAttributeType.DOUBLE]: 'Double',
+  };
+  return Object.values(SA).map((key) => `${key.name}=${cliType[key.type] ?? 'Keyword'}`);
+}

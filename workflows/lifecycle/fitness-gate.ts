@@ -1,0 +1,52 @@
+import { patched } from '@temporalio/workflow';
+import { killFailure } from '../classify.js';
+import { FailureType } from '../domain/failures.js';
+import { judgeFitness } from '../domain/policy/fitness.js';
+import type { LifecycleInput, OfferFacts } from '../domain/types.js';
+import type { HostSteps } from './host-steps.js';
+import type { Journal } from './journal.js';
+
+/** patched() id of the fitness gate and the bench-input step between waiting_running and paramfetch. */
+export const FITNESS_GATE_PATCH = 'fitness-gate-before-paramfetch';
+
+/**
+ * The host's first steps: measure it in seconds and judge it against the offer, then make sure the
+ * benchmark's input is there, all before ~4 minutes of paramfetch are paid for. An unfit host ends as
+ * HostUnfit with what was measured against what the offer claimed; a missing input as BenchInputMissing
+ * (our configuration) or BenchInputFetchFailed (the host's network).
+ */
+export async function fitnessGate(
+  input: LifecycleInput,
+  offer: OfferFacts,
+  journal: Journal,
+  host: HostSteps,
+): Promise<void> {
+  if (!input.fitness.enabled || !patched(FITNESS_GATE_PATCH)) return;
+  const p = input.fitness;
+  await journal.enter('fitness', input.timeouts.hostConnectSec);
+  const measured = await host.checkFitness({
+    diskProbeMiB: p.diskProbeMiB,
+    downloadSampleMiB: p.downloadSampleMiB,
+    probeSec: p.probeSec,
+  });
+  const verdict = judgeFitness(measured, offer, p);
+  const claimed = { gpuName: offer.gpuName, numGpus: offer.numGpus, gpuRamMb: offer.gpuRamMb ?? null };
+  if (!verdict.fit) {
+    throw killFailure(FailureType.HostUnfit, `host unfit: ${verdict.problems.map((x) => x.message).join('; ')}`, {
+      unfit: verdict.problems.map((x) => x.check),
+      problems: verdict.problems,
+      measured: verdict.figures,
+      claimed,
+      notJudged: verdict.notJudged,
+      probeMs: measured.elapsedMs,
+    });
+  }
+  await journal.note('fit', {
+    measured: verdict.figures,
+    claimed,
+    notJudged: verdict.notJudged,
+    probeMs: measured.elapsedMs,
+  });
+  const got = await host.ensureBenchInput(input.benchInput);
+  await journal.note(`bench input from ${got.source}`, { ...got });
+}

@@ -1,0 +1,319 @@
+import {
+  patched,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
+import type { StoreActivities } from '../../activities/store/activities.js';
+import { lifecycleStoreOptions } from '../activity-options.js';
+import type { Classified } from '../classify.js';
+import { lifecycleStatusQuery } from '../definitions.js';
+import { FailureType as FT, type FailureType } from '../domain/failures.js';
+import { fleetMetrics, lifecycleLog } from '../metrics.js';
+import { notify } from '../notify.js';
+import { verdictFor } from '../domain/policy/verdicts.js';
+import { costKeeper } from './cost.js';
+import { realMs } from '../domain/policy/clock.js';
+import { SA } from '../domain/search-attributes.js';
+import { waitingStore } from '../store-wait.js';
+import type { BenchmarkReport, LifecycleInput, LifecycleStatus, RentedInstance, Stage } from '../domain/types.js';
+import { lifecycleView } from '../ui/lifecycle-view.js';
+import { storeSummary } from '../ui/summaries.js';
+import { summarized } from '../ui/summarized.js';
+
+/** patched() id of recording stage changes as (summarised) activities, so the UI's timeline names each stage. */
+export const STAGE_ACTIVITY_PATCH = 'stage-changes-as-activities';
+
+export interface LifecycleIds {
+  rentalKey: string;
+  workflowId: string;
+}
+
+function initialStatus(input: LifecycleInput, ids: LifecycleIds): LifecycleStatus {
+  const resumed = input.resume;
+  return {
+    stage: resumed ? 'promoted' : 'provisioning',
+    offerId: input.offerId,
+    rentalKey: ids.rentalKey,
+    instanceId: resumed?.rented.instanceId ?? null,
+    gpuName: resumed?.rented.offer.gpuName ?? null,
+    benchmark: null,
+    rate: resumed?.benchRate ?? null,
+    startedAt: new Date().toISOString(),
+    stageDeadline: null,
+    failureType: null,
+    waitingOn: null,
+  };
+}
+
+/**
+ * Everything a lifecycle tells the outside, in one place: the status query, search attributes, metrics,
+ * log lines and the store's events and records. The runbook says what happened; the journal writes it.
+ */
+export class Journal {
+  readonly status: LifecycleStatus;
+  readonly store: StoreActivities;
+  /** Stage changes: regular activities, since the UI's timeline names a local activity's marker only by type. */
+  private readonly stageStore: StoreActivities;
+  /** The UI's current details ("benchmark 7 of 12 proofs · 41 proofs/h so far · 23 min left · $0.42 so far"). */
+  readonly view: ReturnType<typeof lifecycleView>;
+  /** What the rental has cost (policy/cost.ts); opened when Vast bills it, carried through continue-as-new. */
+  readonly cost: ReturnType<typeof costKeeper>;
+  private seqNo: number;
+  private inst: RentedInstance | null;
+  /** Workflow time of the rent, until the verdict: the time to verdict's start. */
+  private rentedAtMs: number | null = null;
+
+  constructor(
+    private readonly input: LifecycleInput,
+    readonly ids: LifecycleIds,
+  ) {
+    const status = initialStatus(input, ids);
+    this.status = status;
+    const cost = costKeeper(input.timeScale, input.resume?.cost);
+    if (input.resume) cost.resumed(input.resume.rented.offer.dphTotal);
+    this.cost = cost;
+    const view = lifecycleView(status, () => cost.now(), input.timeScale);
+    this.view = view;
+    const showWait = (wait: LifecycleStatus['waitingOn']) => {
+      status.waitingOn = wait;
+      view.refresh();
+    };
+    const t = input.timeouts;
+    setHandler(lifecycleStatusQuery, () => ({
+      ...status,
+      timeScale: input.timeScale,
+      cost: cost.now(),
+      costLedger: cost.ledger(),
+    }));
+    // Store writes are fast and local to the control worker: local activities keep them out of the event count.
+    // A Postgres outage makes them wait (status.waitingOn says so), never fail the lifecycle.
+    this.store = waitingStore(
+      summarized(proxyLocalActivities<StoreActivities>(lifecycleStoreOptions(t, 'first')), storeSummary),
+      summarized(proxyLocalActivities<StoreActivities>(lifecycleStoreOptions(t, 'again')), storeSummary),
+      showWait,
+    );
+    this.stageStore = waitingStore(
+      summarized(proxyActivities<StoreActivities>(lifecycleStoreOptions(t, 'first')), storeSummary),
+      summarized(proxyActivities<StoreActivities>(lifecycleStoreOptions(t, 'again')), storeSummary),
+      showWait,
+    );
+    this.seqNo = input.resume?.seq ?? 0;
+    this.inst = input.resume?.rented ?? null;
+    if (input.resume) {
+      if (input.resume.rentedAtMs !== undefined) view.rented(input.resume.rented.offer, input.resume.rentedAtMs);
+      view.refresh();
+    }
+  }
+
+  get rented(): RentedInstance | null {
+    return this.inst;
+  }
+
+  /** Events recorded so far: carried through continue-as-new so event numbers stay unique. */
+  get seq(): number {
+    return this.seqNo;
+  }
+
+  private logFields() {
+    const r = this.inst;
+    return {
+      rentalKey: this.ids.rentalKey,
+      instanceId: r?.instanceId ?? null,
+      machineId: r?.offer.machineId ?? null,
+      gpu: r?.offer.gpuName ?? null,
+      dphUsd: r?.offer.dphTotal ?? null,
+    };
+  }
+
+  private notifyFields() {
+    return { workflowId: this.ids.workflowId, ...this.logFields(), at: new Date().toISOString() };
+  }
+
+  private event(stage: Stage, message: string, details?: Record<string, unknown>, at = new Date().toISOString()) {
+    return this.store.recordEvent({ ...this.ids, seq: ++this.seqNo, stage, message, details, at });
+  }
+
+  /** A stage change's event: in the UI's timeline as `recordEvent • stage → benchmark`. */
+  private stageEvent(stage: Stage, details?: Record<string, unknown>, at = new Date().toISOString()) {
+    const store = patched(STAGE_ACTIVITY_PATCH) ? this.stageStore : this.store;
+    return store.recordEvent({ ...this.ids, seq: ++this.seqNo, stage, message: `entered ${stage}`, details, at });
+  }
+
+  /** The stage in the status, search attribute and metric; its store event is `recordStage`'s. */
+  markStage(stage: Stage, budgetSec?: number): void {
+    this.status.stage = stage;
+    this.status.stageDeadline = budgetSec ? new Date(Date.now() + budgetSec * 1000).toISOString() : null;
+    upsertSearchAttributes([{ key: SA.stage, value: stage }, ...this.cost.attribute()]);
+    fleetMetrics.stageEntered(stage);
+    this.view.refresh();
+  }
+
+  /** Real seconds since the rent (the time to a verdict), on the hosts' clock converted. */
+  private sinceRentSec(): number {
+    return realMs(Date.now() - (this.rentedAtMs ?? Date.now()), this.input.timeScale) / 1000;
+  }
+
+  recordStage(stage: Stage, details?: Record<string, unknown>, at?: string): Promise<void> {
+    return this.stageEvent(stage, details, at);
+  }
+
+  async enter(stage: Stage, budgetSec?: number, details?: Record<string, unknown>): Promise<void> {
+    this.markStage(stage, budgetSec);
+    lifecycleLog('stage', { stage, ...this.logFields() });
+    await this.stageEvent(stage, details);
+  }
+
+  /** A lifecycle event in the current stage (a retry, a remedy, a sweep's find). */
+  note(message: string, details?: Record<string, unknown>): Promise<void> {
+    return this.event(this.status.stage, message, details);
+  }
+
+  /** The lifecycle's row, before renting (so even a lifecycle that never gets an instance has its kill recorded). */
+  async offerTaken(label: string): Promise<void> {
+    upsertSearchAttributes([{ key: SA.offerId, value: this.input.offerId }]);
+    await this.recordInstance(label, null);
+  }
+
+  private recordInstance(label: string, inst: RentedInstance | null): Promise<void> {
+    return this.store.recordInstance({
+      ...this.ids,
+      offerId: this.input.offerId,
+      instanceId: inst?.instanceId ?? null,
+      offer: inst?.offer ?? null,
+      label,
+      stage: 'provisioning',
+      ...(inst?.bid ? { bidDph: inst.bid.priceDph } : {}),
+      ...(inst && this.rentedAtMs !== null
+        ? { rentedAt: new Date(this.rentedAtMs).toISOString(), timeScale: this.input.timeScale }
+        : {}),
+    });
+  }
+
+  async rentedInstance(label: string, inst: RentedInstance): Promise<void> {
+    this.inst = inst;
+    this.rentedAtMs = Date.now();
+    this.view.rented(inst.offer, this.rentedAtMs);
+    this.cost.rented(inst.offer.dphTotal, this.rentedAtMs);
+    fleetMetrics.rented(inst.offer.gpuName);
+    lifecycleLog('rent', { ...this.logFields(), offerId: this.input.offerId });
+    this.status.instanceId = inst.instanceId;
+    this.status.gpuName = inst.offer.gpuName;
+    upsertSearchAttributes([
+      { key: SA.vastInstanceId, value: inst.instanceId },
+      { key: SA.gpuModel, value: inst.offer.gpuName },
+      { key: SA.gpuCount, value: inst.offer.numGpus },
+      { key: SA.machineId, value: String(inst.offer.machineId) },
+      { key: SA.dollarsPerHour, value: inst.offer.dphTotal },
+    ]);
+    await this.recordInstance(label, inst);
+  }
+
+  benchmarkStarted(requested: number): void {
+    this.status.benchmark = { completed: 0, requested, elapsedMs: 0 };
+  }
+
+  async benchmarked(inst: RentedInstance, report: BenchmarkReport, rate: number): Promise<void> {
+    this.status.benchmark = { completed: report.completed, requested: report.requested, elapsedMs: report.elapsedMs };
+    this.status.rate = rate;
+    upsertSearchAttributes([{ key: SA.benchRate, value: rate }]);
+    fleetMetrics.benchRate(rate, inst.offer.gpuName);
+    await this.store.recordBenchmark({ ...this.ids, offer: inst.offer, report, rate });
+  }
+
+  /**
+   * The billed price moved (Vast repriced the instance, or a raised bid took effect): the store's row and
+   * DollarsPerHour follow it, with the cost counted up to the move, so the scaler's budget and the cost
+   * report use what Vast bills now.
+   */
+  async priceMoved(inst: RentedInstance): Promise<void> {
+    const l = this.cost.ledger();
+    if (!l) return;
+    upsertSearchAttributes([{ key: SA.dollarsPerHour, value: l.dph }, ...this.cost.attribute()]);
+    lifecycleLog('price', { ...this.logFields(), dollarsPerHour: l.dph });
+    await this.store.recordPriceMove({
+      ...this.ids,
+      dphTotal: l.dph,
+      bidDph: inst.bid?.priceDph ?? null,
+      countedAt: new Date(l.countedToMs).toISOString(),
+      beforeVerdictUsd: l.beforeVerdictUsd,
+      productionUsd: l.productionUsd,
+    });
+  }
+
+  async promoted(
+    inst: RentedInstance,
+    rate: number,
+    reason: string,
+    evidence?: Record<string, unknown>,
+  ): Promise<void> {
+    const verdictCost = this.cost.promoted();
+    await this.enter('promoted', undefined, { rate, ...evidence });
+    upsertSearchAttributes([{ key: SA.outcome, value: 'promoted' }]);
+    fleetMetrics.outcome('promoted', '', inst.offer.gpuName);
+    fleetMetrics.timeToVerdictSeconds(this.sinceRentSec(), 'promoted');
+    if (verdictCost) fleetMetrics.spent(verdictCost, 'promoted', inst.offer.gpuName);
+    this.rentedAtMs = null;
+    lifecycleLog('promote', { ...this.logFields(), rateProofsPerHour: rate });
+    await this.store.recordOutcome({
+      ...this.ids,
+      outcome: 'promoted',
+      failureType: null,
+      reason,
+      machineId: inst.offer.machineId,
+      destroyed: false,
+      ...(verdictCost ? { cost: { ...verdictCost, verdictAt: new Date().toISOString() } } : {}),
+    });
+    // Not awaited: the watch starts at once; the notification cannot hold it up.
+    void notify({ kind: 'promote', ...this.notifyFields(), rateProofsPerHour: rate, reason: `${rate} proofs/h` });
+  }
+
+  killing(failure: Classified): void {
+    this.status.failureType = failure.type;
+    upsertSearchAttributes([
+      { key: SA.failureType, value: failure.type },
+      { key: SA.outcome, value: 'killed' },
+    ]);
+  }
+
+  recordKill(failure: Classified, destroyed: boolean) {
+    return this.store.recordOutcome({
+      ...this.ids,
+      outcome: 'killed',
+      failureType: failure.type,
+      reason: failure.message,
+      machineId: this.inst?.offer.machineId ?? null,
+      destroyed,
+      transientMarkSec: this.input.verdicts.transientMarkSec,
+      ...this.cost.field(),
+    });
+  }
+
+  async killed(failure: Classified, destroyed: boolean): Promise<void> {
+    fleetMetrics.outcome('killed', failure.type, this.inst?.offer.gpuName ?? 'unknown');
+    if (this.rentedAtMs !== null) fleetMetrics.timeToVerdictSeconds(this.sinceRentSec(), 'killed');
+    const spent = this.cost.now();
+    if (spent) fleetMetrics.spent(spent, 'killed', this.inst?.offer.gpuName ?? 'unknown');
+    lifecycleLog('kill', { ...this.logFields(), failureType: failure.type, destroyed });
+    await this.enter('killed', undefined, {
+      failureType: failure.type,
+      verdict: verdictFor(failure.type).verdict,
+      destroyed,
+    });
+    // After the destroy and its record; awaited because the workflow ends next, bounded by its timeout.
+    await notify({ kind: 'kill', ...this.notifyFields(), failureType: failure.type, reason: failure.message });
+  }
+
+  /** Money may be leaking: count it, log it, tell the webhook (awaited: the workflow fails next). */
+  async destroyFailed(instanceId: number, killReason: FailureType): Promise<void> {
+    fleetMetrics.destroyFailed(killReason);
+    lifecycleLog('kill', { ...this.logFields(), failureType: FT.DestroyFailed, killReason });
+    await notify({
+      kind: 'destroy_failed',
+      ...this.notifyFields(),
+      failureType: killReason,
+      reason: `destroy failed after retries; destroy instance ${instanceId} by hand`,
+    });
+  }
+}

@@ -1,0 +1,31 @@
+import { setHandler } from '@temporalio/workflow';
+import { benchmarkProgressSignal, promoteOverrideSignal, promoteOverrideUpdate } from '../definitions.js';
+import { promoteAnswer, promoteRefusal } from '../promote-override.js';
+import type { Journal } from './journal.js';
+import type { PromoteOverride } from './verdict.js';
+
+/**
+ * What the lifecycle answers while it runs: the host's benchmark progress, and the operator's promote
+ * override — an Update answered before the verdict and refused with the verdict after it.
+ */
+export function answerOperators(journal: Journal, override: { promote: PromoteOverride | null }): void {
+  setHandler(benchmarkProgressSignal, (p) => journal.view.progress(p));
+  setHandler(
+    promoteOverrideUpdate,
+    (o) => {
+      // Who and why are in history: the Update's accepted event carries its input.
+      override.promote = o;
+      return promoteAnswer(journal.status);
+    },
+    {
+      validator: (o) => {
+        const refusal = promoteRefusal(journal.status, o);
+        if (refusal) throw new Error(refusal);
+      },
+    },
+  );
+  // The same as a Signal, for clients from before the Update: honoured before the verdict only.
+  setHandler(promoteOverrideSignal, (o) => {
+    if (promoteRefusal(journal.status, o) === null) override.promote = o;
+  });
+}
