@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { waitForVerdict } from '../../infra/dev/verdict.js';
+import { expectPromoted } from '../helpers/expect-promoted.js';
 import { ensureScalerSchedule } from '../../workers/setup/schedules.js';
 import { instanceLifecycle } from '../../workflows/index.js';
 import { lifecycleWorkflowId } from '../../workflows/domain/task-queues.js';
@@ -186,7 +186,7 @@ describe('operator CLI, end to end through Temporal', () => {
     const accepted = await cli(['promote', id, '--reason', 'trusted host']);
     expect(accepted.code, accepted.err).toBe(0);
     expect(accepted.out).toContain(`${id} accepted the promote override`);
-    expect(await waitForVerdict(env.client, id)).toBe('promoted');
+    await expectPromoted(env.client, id);
     // After the verdict the lifecycle answers with it, and the CLI prints the answer.
     const refused = await cli(['promote', id, '--reason', 'again']);
     expect(refused.code).toBe(1);
@@ -360,7 +360,7 @@ describe('operator CLI, end to end through Temporal', () => {
       args: [fastRequest(watched.id, { minRate: 29, timeScale: 0.01, watch: { intervalSec: 1, samplesPerRun: 2 } })],
       workflowExecutionTimeout: '5 minutes',
     });
-    expect(await waitForVerdict(env.client, id)).toBe('promoted');
+    await expectPromoted(env.client, id);
     const first = await env.client.workflow.getHandle(id, handle.firstExecutionRunId).describe();
     let current = await env.client.workflow.getHandle(id).describe();
     for (let i = 0; i < 100 && current.runId === first.runId; i++) {

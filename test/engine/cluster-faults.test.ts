@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitForVerdict } from '../../infra/dev/verdict.js';
+import { expectPromoted } from '../helpers/expect-promoted.js';
 import type { SimOffer } from '../../infra/sim/scenario.js';
 import { DEFAULT_TIMEOUTS } from '../../workflows/domain/policy/defaults.js';
 import { instanceLifecycle } from '../../workflows/index.js';
@@ -100,7 +100,7 @@ describe('a two-node Temporal cluster losing server processes', () => {
       await victim.kill();
       expect(victimPid !== null && processAlive(victimPid), 'killed node still running').toBe(false);
 
-      expect(await waitForVerdict(env.client, id, 180_000)).toBe('promoted');
+      await expectPromoted(env.client, id, 180_000);
       expect(survivor.pid !== null && processAlive(survivor.pid), 'surviving node alive').toBe(true);
       const desc = await env.client.workflow.getHandle(id).describe();
       expect(desc.runId).toBe(runId);
@@ -170,7 +170,7 @@ describe('a two-node Temporal cluster losing server processes', () => {
         await Promise.all(t.cluster.nodes.map((n) => n.restart()));
 
         for (const id of Object.values(ids)) {
-          expect(await waitForVerdict(env.client, id, 240_000), `${id} verdict`).toBe('promoted');
+          await expectPromoted(env.client, id, 240_000);
           const desc = await env.client.workflow.getHandle(id).describe();
           expect(desc.status.name, id).toBe('RUNNING');
           expect(desc.searchAttributes.FailureType ?? [], id).toEqual([]);

@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitForVerdict } from '../../infra/dev/verdict.js';
+import { expectPromoted } from '../helpers/expect-promoted.js';
 import { mintHostToken } from '../../workers/setup/host-token.js';
 import { connectionOptions } from '../../workers/setup/temporal-connection.js';
 import { CONTROL_TASK_QUEUE } from '../../workflows/domain/task-queues.js';
@@ -264,7 +264,7 @@ describe('rented hosts: a token per rental through the host listener', () => {
           ],
           workflowExecutionTimeout: '10 minutes',
         });
-        expect(await waitForVerdict(fleet.client, id, 240_000)).toBe('promoted');
+        await expectPromoted(fleet.client, id, 240_000);
         const history = JSON.stringify(await fleet.client.workflow.getHandle(id).fetchHistory());
         expect(history).not.toContain('gfh1.');
         expect(history).not.toContain(t.hostTokenKey);

@@ -4,7 +4,8 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it, onTestFailed } from 'vitest';
 import { createPool } from '../../activities/store/pool.js';
 import { startVastSim, type VastSim } from '../../infra/sim/vast/server.js';
-import { waitForPromotionRecorded, waitForVerdict } from '../../infra/dev/verdict.js';
+import { waitForPromotionRecorded } from '../../infra/dev/verdict.js';
+import { expectPromoted } from '../helpers/expect-promoted.js';
 import { instanceLifecycle } from '../../workflows/index.js';
 import { cancelAndWait } from '../helpers/cancel-and-wait.js';
 import { testControlWorkers, waitForPoller } from '../helpers/control-process.js';
@@ -84,7 +85,7 @@ describe(`kill -9 of the control worker (seed ${seed})`, () => {
 
       for (const id of ids) {
         // Healthy hosts: losing the control worker must not change the verdict.
-        expect(await waitForVerdict(client, id, 90_000)).toBe('promoted');
+        await expectPromoted(client, id, 90_000);
         // The 'promoted' event and the outcome are written just after the stage turns promoted.
         expect((await waitForPromotionRecorded(client, pool, id)).outcome).toBe('promoted');
         const benchDone = await activityCompletedAt(client, id, 'runBenchmark');

@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import protoPkg from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitForVerdict } from '../../infra/dev/verdict.js';
+import { expectPromoted } from '../helpers/expect-promoted.js';
 import { instanceLifecycle } from '../../workflows/index.js';
 import { cancelAndWait } from '../helpers/cancel-and-wait.js';
 import { expectCleanedUp, expectKilled } from '../helpers/expect-kill.js';
@@ -76,7 +76,7 @@ async function promotedAndSampled(workflowId: string, offerId: number) {
     args: [fastRequest(offerId, { minRate: MIN_RATE, watch: { intervalSec: 2 } })],
     workflowExecutionTimeout: '5 minutes',
   });
-  expect(await waitForVerdict(env.client, workflowId)).toBe('promoted');
+  await expectPromoted(env.client, workflowId);
   await pollUntil(
     `${workflowId}: a completed sampleDaemon`,
     async () =>

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderStatus } from '../../workers/cli/commands/lifecycle.js';
 import { statusView } from '../../workers/cli/status.js';
-import { waitForVerdict } from '../../infra/dev/verdict.js';
+import { expectPromoted } from '../helpers/expect-promoted.js';
 import { lifecycleStatusQuery } from '../../workflows/definitions.js';
 import { instanceLifecycle } from '../../workflows/index.js';
 import type { LifecycleRequest, LifecycleStatus } from '../../workflows/domain/types.js';
@@ -78,7 +78,7 @@ describe('a Postgres outage longer than the store retry budget', () => {
           workflowExecutionTimeout: '10 minutes',
         });
       await start(ids.promoted, request(promoted.id, { benchmarkProofs: 4, watch: { intervalSec: 2 } }));
-      expect(await waitForVerdict(env.client, ids.promoted, 120_000)).toBe('promoted');
+      await expectPromoted(env.client, ids.promoted, 120_000);
       // The promoted row is written before the outage; only the watch runs through it.
       await pollUntil(
         'promoted outcome recorded',
@@ -143,7 +143,7 @@ describe('a Postgres outage longer than the store retry budget', () => {
       await pgPrivate.start();
 
       // Healthy hosts: promoted, as without the outage. Failing hosts: killed for their own fault, marked.
-      expect(await waitForVerdict(env.client, ids.healthy, 90_000)).toBe('promoted');
+      await expectPromoted(env.client, ids.healthy, 90_000);
       const slowKill = await expectKilled(env, ids.slow, 'already-started', 'BenchRateBelowMin');
       expect(slowKill.failure.message).toMatch(/below the minimum/);
       await expect(cancelledHandle.result()).rejects.toThrow();

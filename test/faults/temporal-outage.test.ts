@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DevServer, freePort, startDevServer } from '../../infra/temporal/dev-server.js';
-import { waitForPromotionRecorded, waitForVerdict } from '../../infra/dev/verdict.js';
+import { waitForPromotionRecorded } from '../../infra/dev/verdict.js';
+import { expectPromoted } from '../helpers/expect-promoted.js';
 import { instanceLifecycle } from '../../workflows/index.js';
 import type { SimOffer } from '../../infra/sim/scenario.js';
 import { cancelAndWait } from '../helpers/cancel-and-wait.js';
@@ -92,7 +93,7 @@ async function survives(outageMs: number, s: { longBatch: SimOffer; shortBatch: 
       workflowExecutionTimeout: '20 minutes',
     });
   await start(ids.watched, s.watched.id, 4, 2);
-  expect(await waitForVerdict(fleet.client, ids.watched, 120_000)).toBe('promoted');
+  await expectPromoted(fleet.client, ids.watched, 120_000);
   // The long batch (40 proofs, 2 at a time: 80 s) outlives a 60 s outage; the short one (8: 16 s) ends inside it.
   await start(ids.long, s.longBatch.id, 40);
   await start(ids.short, s.shortBatch.id, 8);
@@ -104,7 +105,7 @@ async function survives(outageMs: number, s: { longBatch: SimOffer; shortBatch: 
   const restartedAt = await outage(outageMs);
 
   for (const id of [ids.long, ids.short]) {
-    expect(await waitForVerdict(fleet.client, id, 240_000), `${id} verdict`).toBe('promoted');
+    await expectPromoted(fleet.client, id, 240_000);
   }
   // The watched host goes on being watched: samples after the outage, still promoted.
   await pollUntil(

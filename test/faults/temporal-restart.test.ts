@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type DevServer, freePort, startDevServer } from '../../infra/temporal/dev-server.js';
-import { waitForVerdict } from '../../infra/dev/verdict.js';
+import { expectPromoted } from '../helpers/expect-promoted.js';
 import { instanceLifecycle } from '../../workflows/index.js';
 import { cancelAndWait } from '../helpers/cancel-and-wait.js';
 import { expectCleanedUp } from '../helpers/expect-kill.js';
@@ -93,7 +93,7 @@ describe.skipIf(Boolean(process.env.TEMPORAL_ADDRESS))(`Temporal server restart 
       expect(restartedAt - stoppedAt, 'server outage (ms)').toBeLessThan(20_000);
 
       // Healthy host, outage shorter than every timeout: the restart must not change the verdict.
-      expect(await waitForVerdict(fleet.client, id, 90_000)).toBe('promoted');
+      await expectPromoted(fleet.client, id, 90_000);
       const handle = fleet.client.workflow.getHandle(id);
       // The same run, carried over in the SQLite file; the batch's result was recorded by the new server.
       expect((await handle.describe()).runId).toBe(runId);

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitForVerdict } from '../../infra/dev/verdict.js';
+import { expectPromoted } from '../helpers/expect-promoted.js';
 import { instanceLifecycle } from '../../workflows/index.js';
 import { expectKilled } from '../helpers/expect-kill.js';
 import type { FleetEnv } from '../helpers/fleet-env.js';
@@ -45,7 +45,7 @@ describe('structured worker logs', () => {
       args: [fastRequest(healthy.id, { minRate: MIN_RATE, timeouts })],
       workflowExecutionTimeout: '5 minutes',
     });
-    expect(await waitForVerdict(env.client, promoteId)).toBe('promoted');
+    await expectPromoted(env.client, promoteId);
     // The promote line follows the promoted stage (after its event is stored): a cancel before it would
     // leave none to check.
     await pollUntil(

@@ -7,7 +7,7 @@ import { parse } from 'yaml';
 import { z } from 'zod';
 import { startFleetCollector, type FleetCollector } from '../../workers/setup/fleet-collector.js';
 import { ensureScalerSchedule } from '../../workers/setup/schedules.js';
-import { waitForVerdict } from '../../infra/dev/verdict.js';
+import { expectPromoted } from '../helpers/expect-promoted.js';
 import { fleetScaler, type FleetScalerInput } from '../../workflows/fleet-scaler.js';
 import { instanceLifecycle } from '../../workflows/index.js';
 import { expectKilled } from '../helpers/expect-kill.js';
@@ -94,7 +94,7 @@ beforeAll(async () => {
     fastRequest(slow.id, { minRate: MIN_RATE, timeouts: LOADED }),
     'BenchRateBelowMin',
   );
-  expect(await waitForVerdict(env.client, promoteId)).toBe('promoted');
+  await expectPromoted(env.client, promoteId);
   // A scaler run the budget refuses.
   await env.client.workflow.execute(fleetScaler, {
     taskQueue: env.taskQueue,

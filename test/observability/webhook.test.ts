@@ -4,7 +4,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createNotifyActivities, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../activities/notify/activities.js';
 import type { NotifyEvent } from '../../activities/notify/event.js';
-import { waitForVerdict } from '../../infra/dev/verdict.js';
+import { expectPromoted } from '../helpers/expect-promoted.js';
 import { fleetScaler } from '../../workflows/fleet-scaler.js';
 import { instanceLifecycle, orphanReconciler } from '../../workflows/index.js';
 import { expectKilled } from '../helpers/expect-kill.js';
@@ -130,7 +130,7 @@ describe('lifecycle notifications through the control worker', () => {
       args: [fastRequest(healthy.id, { minRate: MIN_RATE, timeouts })],
       workflowExecutionTimeout: '5 minutes',
     });
-    expect(await waitForVerdict(env.client, promoteId)).toBe('promoted');
+    await expectPromoted(env.client, promoteId);
     const promote = await pollUntil(
       'promote notification',
       () => events().find((e) => e.event.workflowId === promoteId && e.event.kind === 'promote'),

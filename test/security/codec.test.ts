@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { AesGcmCodec } from '../../workers/setup/codec/aes-gcm-codec.js';
 import { codecFromEnv, ENCODING } from '../../workers/setup/codec/aes-gcm-codec.js';
 import { startCodecServer } from '../../workers/setup/codec/codec-server.js';
-import { waitForVerdict } from '../../infra/dev/verdict.js';
+import { expectPromoted } from '../helpers/expect-promoted.js';
 import { instanceLifecycle, lifecycleStatusQuery } from '../../workflows/index.js';
 import { API_KEY, fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
 import { historyText } from '../helpers/history-text.js';
@@ -67,7 +67,7 @@ describe('encrypted histories, end to end', () => {
       workflowId: id,
       args: [fastRequest(offer.id, { minRate: 29 / 0.01 })],
     });
-    expect(await waitForVerdict(env.client, id)).toBe('promoted');
+    await expectPromoted(env.client, id);
     expect((await handle.query(lifecycleStatusQuery)).gpuName).toBe('RTX 4090 ENCRYPTED');
 
     const plainConn = await Connection.connect({ address: inject('temporalAddress') });

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { waitForVerdict } from '../../infra/dev/verdict.js';
+import { expectPromoted } from '../helpers/expect-promoted.js';
 import { instanceLifecycle } from '../../workflows/index.js';
 import type { OfferFacts } from '../../workflows/domain/types.js';
 import { lifecycleStaticDetails, lifecycleStaticSummary } from '../../workflows/ui/summaries.js';
@@ -179,7 +179,7 @@ describe.runIf(existsSync(CHROMIUM) || process.env.CI)('an operator reads lifecy
       ...startMeta(healthy),
     });
     try {
-      expect(await waitForVerdict(env.client, id)).toBe('promoted');
+      await expectPromoted(env.client, id);
       // The watch continues as new every 3 samples; the promoted fleet's view still counts this host once.
       const first = (await handle.describe()).runId;
       await until('a continued run', async () => (await handle.describe()).runId !== first);

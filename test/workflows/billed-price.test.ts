@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { simBilledDph } from '../../infra/sim/vast/pricing.js';
-import { waitForVerdict } from '../../infra/dev/verdict.js';
+import { expectPromoted } from '../helpers/expect-promoted.js';
 import type { FleetScalerInput } from '../../workflows/fleet-scaler.js';
 import { fleetScaler, instanceLifecycle, offerReport } from '../../workflows/index.js';
 import { lifecycleWorkflowId } from '../../workflows/domain/task-queues.js';
@@ -105,7 +105,7 @@ describe('ranked, budgeted and watched on the price Vast bills', () => {
       args: [fastRequest(o.id, { minRate: MIN_RATE, diskGb: DISK_GB, watch: { intervalSec: 1, samplesPerRun: 3 } })],
       workflowExecutionTimeout: '5 minutes',
     });
-    expect(await waitForVerdict(env.client, id)).toBe('promoted');
+    await expectPromoted(env.client, id);
     // Sampled the billed price at least three times and continued as new: nobody raised a price.
     for (let i = 0; i < 150 && (await handle.describe()).runId === handle.firstExecutionRunId; i++) {
       await new Promise((r) => setTimeout(r, 200));

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { simStorageDph } from '../../infra/sim/vast/pricing.js';
-import { waitForVerdict } from '../../infra/dev/verdict.js';
+import { expectPromoted } from '../helpers/expect-promoted.js';
 import type { FleetScalerInput } from '../../workflows/fleet-scaler.js';
 import { fleetScaler, instanceLifecycle } from '../../workflows/index.js';
 import { bidFor } from '../../workflows/domain/policy/bid.js';
@@ -91,7 +91,7 @@ describe('interruptible rentals', () => {
         args: [request(o.id, { minRate: MIN_RATE, bid: bid(0.6), watch: { intervalSec: 1 } })],
         workflowExecutionTimeout: '5 minutes',
       });
-      expect(await waitForVerdict(env.client, id)).toBe('promoted');
+      await expectPromoted(env.client, id);
       const placed = bidFor(0.3, bid(0.6)) ?? 0;
       expect(placed).toBe(0.345);
       const [inst] = env.sim.ledger().filter((l) => l.offerId === o.id);

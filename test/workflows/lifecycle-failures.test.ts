@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { liveStatus } from '../../workers/cli/status.js';
 import { instanceLifecycle } from '../../workflows/index.js';
 import { expectCleanedUp, expectKilled } from '../helpers/expect-kill.js';
-import { waitForVerdict } from '../../infra/dev/verdict.js';
+import { expectPromoted } from '../helpers/expect-promoted.js';
 import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
 import { cancelAndWait } from '../helpers/cancel-and-wait.js';
 import { simOffer } from '../helpers/offers.js';
@@ -77,7 +77,7 @@ describe('every failure of the seeds is typed, carries evidence, and cleans up',
       args: [fastRequest(o.transportOnce.id, { minRate: MIN_RATE })],
       workflowExecutionTimeout: '5 minutes',
     });
-    expect(await waitForVerdict(env.client, id)).toBe('promoted');
+    await expectPromoted(env.client, id);
     await cancelAndWait(env.client, handle.workflowId);
     const ev = await env.pool.query(
       "SELECT count(*)::int AS n FROM lifecycle_events WHERE workflow_id = $1 AND message LIKE 'transport error%'",

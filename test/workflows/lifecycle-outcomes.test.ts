@@ -7,7 +7,8 @@ import { API_KEY, fastRequest, type FleetEnv, METRICS_URL, startFleetEnv } from 
 import { expectKilled } from '../helpers/expect-kill.js';
 import { historyText } from '../helpers/history-text.js';
 import { simOffer } from '../helpers/offers.js';
-import { waitForPromotionRecorded, waitForVerdict } from '../../infra/dev/verdict.js';
+import { waitForPromotionRecorded } from '../../infra/dev/verdict.js';
+import { expectPromoted } from '../helpers/expect-promoted.js';
 
 const SCALE = 0.01;
 // A healthy 2x RTX 4090 at 100 s/proof proves ~70/h; compressed 100x that reads ~7000/h.
@@ -40,7 +41,7 @@ describe('instanceLifecycle outcomes', () => {
       args: [fastRequest(healthy.id, { minRate: MIN_RATE })],
       workflowExecutionTimeout: '5 minutes',
     });
-    expect(await waitForVerdict(env.client, id)).toBe('promoted');
+    await expectPromoted(env.client, id);
     const status = await handle.query(lifecycleStatusQuery);
     expect(status.rate).toBeGreaterThan(MIN_RATE);
     // The stage turns promoted first; the promotion's record (row and Outcome attribute) follows it.
@@ -101,7 +102,7 @@ describe('instanceLifecycle outcomes', () => {
       workflowExecutionTimeout: '5 minutes',
     });
     await handle.signal(promoteOverrideSignal, { operator: 'alice', reason: 'only 3090 in the region' });
-    expect(await waitForVerdict(env.client, id)).toBe('promoted');
+    await expectPromoted(env.client, id);
     // As above: the stage turns promoted first, its record follows (on a loaded server, after the query).
     expect(await waitForPromotionRecorded(env.client, env.pool, id)).toMatchObject({
       outcome: 'promoted',

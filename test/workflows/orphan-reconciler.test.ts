@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitForPromotionRecorded, waitForVerdict } from '../../infra/dev/verdict.js';
+import { waitForPromotionRecorded } from '../../infra/dev/verdict.js';
+import { expectPromoted } from '../helpers/expect-promoted.js';
 import { instanceLifecycle, orphanReconciler } from '../../workflows/index.js';
 import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
 import { cancelAndWait, cancelStillRunning } from '../helpers/cancel-and-wait.js';
@@ -32,8 +33,8 @@ describe('orphan reconciliation', () => {
       workflowId: `owned-${owned.id}`,
       args: [fastRequest(owned.id, { minRate: 29 / 0.01 })],
     });
-    expect(await waitForVerdict(env.client, victim.workflowId)).toBe('promoted');
-    expect(await waitForVerdict(env.client, keeper.workflowId)).toBe('promoted');
+    await expectPromoted(env.client, victim.workflowId);
+    await expectPromoted(env.client, keeper.workflowId);
     // Its promotion recorded first: terminated before that, its row would keep no verdict to keep.
     expect((await waitForPromotionRecorded(env.client, env.pool, victim.workflowId)).outcome).toBe('promoted');
     // Terminate runs no cleanup: the instance keeps billing with nobody watching it.
@@ -45,7 +46,7 @@ describe('orphan reconciliation', () => {
       workflowId: victim.workflowId,
       args: [fastRequest(next.id, { minRate: 29 / 0.01 })],
     });
-    expect(await waitForVerdict(env.client, successor.workflowId)).toBe('promoted');
+    await expectPromoted(env.client, successor.workflowId);
     // Its row is asserted promoted below: the record follows the promoted stage.
     expect((await waitForPromotionRecorded(env.client, env.pool, successor.workflowId)).outcome).toBe('promoted');
 

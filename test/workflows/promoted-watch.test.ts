@@ -4,7 +4,7 @@ import { instanceLifecycle } from '../../workflows/index.js';
 import { expectCleanedUp, expectKilled } from '../helpers/expect-kill.js';
 import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
 import { simOffer } from '../helpers/offers.js';
-import { waitForVerdict } from '../../infra/dev/verdict.js';
+import { expectPromoted } from '../helpers/expect-promoted.js';
 
 const MIN_RATE = 29 / 0.01;
 // Healthy through its benchmark, then (15 s of compressed daemon uptime later) four times slower.
@@ -31,7 +31,7 @@ describe('promoted instances keep being watched', () => {
       ],
       workflowExecutionTimeout: '5 minutes',
     });
-    expect(await waitForVerdict(env.client, id)).toBe('promoted');
+    await expectPromoted(env.client, id);
     const k = await expectKilled(env, id, 'already-started', 'RateDegraded');
     expect(k.details.rate).toBeLessThan(MIN_RATE);
     expect(k.details.floorRate).toBe(MIN_RATE);
@@ -47,7 +47,7 @@ describe('promoted instances keep being watched', () => {
       args: [fastRequest(repriced.id, { minRate: MIN_RATE, watch: { intervalSec: 1, samplesPerRun: 2, maxDph: 0.6 } })],
       workflowExecutionTimeout: '5 minutes',
     });
-    expect(await waitForVerdict(env.client, id)).toBe('promoted');
+    await expectPromoted(env.client, id);
     const firstRun = handle.firstExecutionRunId;
     for (let i = 0; i < 100 && (await env.client.workflow.getHandle(id).describe()).runId === firstRun; i++) {
       await new Promise((r) => setTimeout(r, 200));

@@ -6,7 +6,7 @@ import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { waitForVerdict } from '../../infra/dev/verdict.js';
+import { expectPromoted } from '../helpers/expect-promoted.js';
 import { fleetScaler, instanceLifecycle } from '../../workflows/index.js';
 import { hostTaskQueue, instanceLabel, lifecycleWorkflowId, rentalKey } from '../../workflows/domain/task-queues.js';
 import type { LifecycleRequest } from '../../workflows/domain/types.js';
@@ -255,7 +255,7 @@ describe('one identity per rental: an offer rented again keeps each rental its o
       fastRequest(o.id, { minRate: MIN_RATE, watch: { intervalSec: 1, samplesPerRun: 2 } }),
     );
     expect(second.key).not.toBe(first.key);
-    expect(await waitForVerdict(env.client, id)).toBe('promoted');
+    await expectPromoted(env.client, id);
     await pollUntil(
       `${id} to continue as new while watching`,
       async () => ((await env.client.workflow.getHandle(id).describe()).runId !== second.firstRunId ? true : undefined),
@@ -350,7 +350,7 @@ describe('one identity per rental: an offer rented again keeps each rental its o
         // An operator's rental first; after its transient kill, the scaler rents the offer again.
         const r = strike === 1 ? await rent(o.id, req) : await rentByScaler(o);
         rentals.push(r);
-        expect(await waitForVerdict(env.client, id)).toBe('promoted');
+        await expectPromoted(env.client, id);
         // The host vanishes under a promoted rental: its watch kills it (HostLost, counted after two).
         await preempt(r);
         expect(await failureOf(r.handle)).toBe('HostLost');

@@ -7,7 +7,7 @@ import { expectCleanedUp, expectKilled } from '../helpers/expect-kill.js';
 import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
 import { cancelAndWait } from '../helpers/cancel-and-wait.js';
 import { simOffer } from '../helpers/offers.js';
-import { waitForVerdict } from '../../infra/dev/verdict.js';
+import { expectPromoted } from '../helpers/expect-promoted.js';
 import { waitUntil } from '../../infra/dev/poll.js';
 
 async function injectChaos(env: FleetEnv, chaos: Chaos): Promise<void> {
@@ -35,7 +35,7 @@ async function expectPromotedThroughChaos(
     args: [fastRequest(offer.id, { minRate: 29 / 0.01, timeouts: { waitRunningSec: 60 }, ...over })],
     workflowExecutionTimeout: '10 minutes',
   });
-  expect(await waitForVerdict(env.client, id)).toBe('promoted');
+  await expectPromoted(env.client, id);
   await whilePromoted?.();
   expect(env.sim.ledger().filter((r) => r.offerId === offer.id)).toHaveLength(1);
   const history = await env.client.workflow.getHandle(id).fetchHistory();
