@@ -9,6 +9,7 @@ import { lifecycleWorkflowId } from '../../workflows/domain/task-queues.js';
 import { cancelAndWait, cancelStillRunning } from '../helpers/cancel-and-wait.js';
 import { expectCleanedUp, expectKilled } from '../helpers/expect-kill.js';
 import { waitForBenchmarkRunning } from '../helpers/fault-probes.js';
+import { fleetBase } from '../helpers/fleet-base.js';
 import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
 import { simOffer } from '../helpers/offers.js';
 import { pollUntil } from '../../infra/dev/poll.js';
@@ -142,16 +143,13 @@ describe('interruptible rentals', () => {
       await expectNotMarked(o.machine_id);
 
       // The next scaler run replaces it with an interruptible rental of the same model that its bid cap allows.
-      const base = await env.pool.query<{ rate: number; dph: number; n: number }>(
-        `SELECT COALESCE(SUM(bench_rate), 0)::float AS rate, COALESCE(SUM(dph_total), 0)::float AS dph, COUNT(*)::int AS n
-       FROM instances WHERE destroyed_at IS NULL AND outcome = 'promoted'`,
-      );
-      const b = base.rows[0] ?? { rate: 0, dph: 0, n: 0 };
+      // Shared database and namespace: what other files left counts into the caps, so they sit above it.
+      const base = await fleetBase(env.client, env.pool);
       const input: FleetScalerInput = {
-        targetRate: b.rate + 1,
-        maxDph: b.dph + 3,
-        maxInstances: b.n + 20,
-        maxConcurrentBenchmarks: 20,
+        targetRate: base.rate + 1,
+        maxDph: base.dph + 3,
+        maxInstances: base.instances + 20,
+        maxConcurrentBenchmarks: base.benchmarks + 20,
         explorationSlots: 0,
         minRate: MIN_RATE,
         offerCheckSec: 5,
