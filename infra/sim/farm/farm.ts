@@ -1,7 +1,6 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import http from 'node:http';
-import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NativeConnection } from '@temporalio/worker';
@@ -16,6 +15,7 @@ import { scaledMs, SimOfferSchema, type SimOffer } from '../scenario.js';
 import { startSimDaemon, type SimDaemon } from '../cuzk/server.js';
 import { readDaemonConfig } from '../cuzk/toml-config.js';
 import { heartbeatThrottleSec, prepareHostDir } from '../vast/host-boot.js';
+import { portReserver } from '../ports.js';
 import { farmPorts } from './ports.js';
 
 const STANDIN = path.join(path.dirname(fileURLToPath(import.meta.url)), 'standin.sh');
@@ -108,15 +108,7 @@ export async function startHostFarm(opts: {
   };
 
   // A daemon listens seconds after its port is chosen; below the kernel's ephemeral range nothing else takes it meanwhile.
-  let nextPort = PORT_BASE;
-  async function reservePort(): Promise<number> {
-    for (let tries = 0; tries < PORT_SPAN; tries++) {
-      const port = nextPort;
-      nextPort = nextPort + 1 >= PORT_BASE + PORT_SPAN ? PORT_BASE : nextPort + 1;
-      if (await canListen(port)) return port;
-    }
-    throw new Error(`host farm: no free port in ${PORT_BASE}..${PORT_BASE + PORT_SPAN}`);
-  }
+  const reservePort = portReserver(PORT_BASE, PORT_SPAN);
 
   async function boot(req: z.infer<typeof BootSchema>): Promise<string> {
     const { instanceId, offer, env } = req;
@@ -325,14 +317,6 @@ export async function startHostFarm(opts: {
       for (const c of connections.values()) await (await c).close();
     },
   };
-}
-
-function canListen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const srv = net.createServer();
-    srv.once('error', () => resolve(false));
-    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
-  });
 }
 
 function killQuietly(pid: number, signal: NodeJS.Signals): void {

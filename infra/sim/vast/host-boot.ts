@@ -2,9 +2,9 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '../../temporal/dev-server.js';
 import { simFitnessEnv } from '../host-tools/env.js';
 import { SIM_C1_JSON } from '../net.js';
+import { hostPorts, portReserver } from '../ports.js';
 import { type SimOffer, timeScale } from '../scenario.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -39,6 +39,17 @@ export function prepareHostDir(baseDir: string, instanceId: number, offer: SimOf
   return { workDir, paramCache, c1Path };
 }
 
+let reserveDaemonPort: (() => Promise<number>) | undefined;
+
+/** A port for a host's daemon, below the ephemeral range (../ports.ts); from a random start, so two runs at once rarely meet. */
+function daemonPort(): Promise<number> {
+  if (!reserveDaemonPort) {
+    const { base, span } = hostPorts();
+    reserveDaemonPort = portReserver(base, span, base + Math.floor(Math.random() * span));
+  }
+  return reserveDaemonPort();
+}
+
 /**
  * "Boots" a rented machine: runs the real GPU-host worker with the instance's env (as the image's
  * entrypoint would), pointed at the simulated daemon and paramfetch for this offer's scenario.
@@ -51,7 +62,7 @@ export async function bootHost(
   onExit: (code: number | null, signal: string | null) => void,
 ): Promise<BootedHost> {
   const { workDir, paramCache, c1Path } = prepareHostDir(baseDir, instanceId, offer);
-  const port = await freePort();
+  const port = await daemonPort();
   const fitness = await simFitnessEnv(offer);
   const child = spawn(
     tsNode('workers/gpu-host-worker.ts')[0] as string,
