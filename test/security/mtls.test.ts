@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -8,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { makeClusterCerts } from '../../infra/temporal/certs.js';
 import { connectionOptions } from '../../workers/setup/temporal-connection.js';
 
 /**
@@ -16,62 +16,18 @@ import { connectionOptions } from '../../workers/setup/temporal-connection.js';
  * The same options against the Temporal server's own mTLS frontends: test/engine/cluster-security.test.ts.
  */
 const dir = mkdtempSync(path.join(os.tmpdir(), 'mtls-'));
-const f = (name: string) => path.join(dir, name);
-const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-
-function makeCerts(): void {
-  ssl(
-    'req',
-    '-x509',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-keyout',
-    'ca.key',
-    '-out',
-    'ca.pem',
-    '-days',
-    '1',
-    '-subj',
-    '/CN=test-ca',
-  );
-  for (const [name, cn] of [
-    ['server', 'localhost'],
-    ['client', 'gpu-fleet-control'],
-  ] as const) {
-    ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`);
-    const ext = f(`${name}.ext`);
-    execFileSync('sh', ['-c', `printf 'subjectAltName=DNS:${cn}\\n' > ${ext}`]);
-    ssl(
-      'x509',
-      '-req',
-      '-in',
-      `${name}.csr`,
-      '-CA',
-      'ca.pem',
-      '-CAkey',
-      'ca.key',
-      '-CAcreateserial',
-      '-out',
-      `${name}.pem`,
-      '-days',
-      '1',
-      '-extfile',
-      ext,
-    );
-  }
-}
+// The same throwaway CA and certificates the two-node cluster runs with (server name localhost).
+const certs = makeClusterCerts(dir);
 
 let proxy: tls.Server;
 let address = '';
 beforeAll(async () => {
-  makeCerts();
   const [host, port] = inject('temporalAddress').split(':') as [string, string];
   proxy = tls.createServer(
     {
-      key: readFileSync(f('server.key')),
-      cert: readFileSync(f('server.pem')),
-      ca: readFileSync(f('ca.pem')),
+      key: readFileSync(certs.server.keyFile),
+      cert: readFileSync(certs.server.certFile),
+      ca: readFileSync(certs.caFile),
       requestCert: true,
       rejectUnauthorized: true,
       ALPNProtocols: ['h2'],
@@ -90,10 +46,10 @@ beforeAll(async () => {
 afterAll(() => proxy?.close());
 
 const secure = {
-  TEMPORAL_TLS_CERT: f('client.pem'),
-  TEMPORAL_TLS_KEY: f('client.key'),
-  TEMPORAL_TLS_CA: f('ca.pem'),
-  TEMPORAL_TLS_SERVER_NAME: 'localhost',
+  TEMPORAL_TLS_CERT: certs.control.certFile,
+  TEMPORAL_TLS_KEY: certs.control.keyFile,
+  TEMPORAL_TLS_CA: certs.caFile,
+  TEMPORAL_TLS_SERVER_NAME: certs.serverName,
 };
 
 describe('mTLS to Temporal', () => {
@@ -120,7 +76,7 @@ describe('mTLS to Temporal', () => {
   });
 
   it('rejects half a certificate pair with a clear error', () => {
-    expect(() => connectionOptions(address, { TEMPORAL_TLS_CERT: f('client.pem') })).toThrow(
+    expect(() => connectionOptions(address, { TEMPORAL_TLS_CERT: certs.control.certFile })).toThrow(
       'TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY must be set together',
     );
   });
