@@ -1,15 +1,22 @@
+import { availableParallelism } from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
+import { E2E_FILES } from './test/tiers.js';
 
+/**
+ * The fast tier, `npm test`: policy, simulator conformance, activities, stub-activity workflows, store,
+ * replay — files that start no simulated host. They share one dev server and database but nothing
+ * else, so they run side by side; most of their time is waiting on the server, not the CPU.
+ */
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // The production engine's group runs on its own server (test/engine/vitest.config.ts, npm run test:engine).
-    exclude: [...configDefaults.exclude, 'test/engine/**'],
+    // The end-to-end tier (vitest.e2e.config.ts) and the engine group (test/engine/vitest.config.ts).
+    exclude: [...configDefaults.exclude, 'test/engine/**', ...E2E_FILES],
     globalSetup: ['test/helpers/global-setup.ts'],
-    // Simulated hosts are real processes; two cores do not run several suites of them side by side well.
-    fileParallelism: false,
-    testTimeout: 120_000,
-    hookTimeout: 180_000,
+    fileParallelism: true,
+    maxWorkers: Math.max(3, availableParallelism()),
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
     env: { SIM_TIME_SCALE: '0.01' },
   },
 });

@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { configDefaults, defineConfig } from 'vitest/config';
-import base from '../../vitest.config.js';
+import base from '../../vitest.e2e.config.js';
+import { ENGINE_LIFECYCLE_FILES } from '../tiers.js';
 
 /**
  * `npm run test:engine`: the lifecycle suites, unchanged, against the Temporal server on PostgreSQL
@@ -13,12 +14,8 @@ export default defineConfig({
     ...base.test,
     include: [
       'test/engine/**/*.test.ts',
-      // Promote, too-slow kill (full batch and early stop), operator override, cancel.
-      'test/workflows/lifecycle-outcomes.test.ts',
-      // Every host-side failure type of the seeds (daemon, paramfetch, instance, host lost) and the Vast API's.
-      'test/workflows/lifecycle-failures.test.ts',
-      // A host reporting timings its GPUs cannot produce is killed with ImplausibleResult (docs/security.md).
-      'test/workflows/implausible-result.test.ts',
+      // Promote, failure types, ImplausibleResult: run here only, not also in the e2e tier (test/tiers.ts).
+      ...ENGINE_LIFECYCLE_FILES,
     ],
     exclude: configDefaults.exclude,
     // Order matters: the engine setup exports TEMPORAL_ADDRESS, which the ordinary setup then uses.

@@ -1,0 +1,83 @@
+import { readFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+
+/**
+ * The per-file time table `.ci/run` prints at its end, from vitest's json reports, one per tier:
+ * `tsx infra/dev/test-times.ts fast=reports/fast.json e2e=reports/e2e.json ...`. A tier whose run
+ * died before writing its report is named as such, so the table still appears when a tier fails.
+ */
+
+const Report = z.object({
+  numTotalTests: z.number(),
+  numPassedTests: z.number(),
+  numFailedTests: z.number(),
+  numPendingTests: z.number().default(0),
+  testResults: z.array(
+    z.object({
+      name: z.string(),
+      status: z.string(),
+      startTime: z.number(),
+      endTime: z.number(),
+    }),
+  ),
+});
+type Report = z.infer<typeof Report>;
+
+export interface FileTime {
+  file: string;
+  tier: string;
+  seconds: number;
+  status: string;
+}
+
+export function fileTimes(tier: string, report: Report, root: string): FileTime[] {
+  return report.testResults.map((r) => ({
+    file: path.relative(root, r.name),
+    tier,
+    seconds: Math.max(0, r.endTime - r.startTime) / 1000,
+    status: r.status,
+  }));
+}
+
+export function table(rows: FileTime[]): string {
+  const sorted = [...rows].sort((a, b) => b.seconds - a.seconds);
+  const width = Math.max(4, ...sorted.map((r) => r.file.length));
+  const line = (file: string, tier: string, secs: string, status: string) =>
+    `${file.padEnd(width)}  ${tier.padEnd(6)}  ${secs.padStart(8)}  ${status}`;
+  return [
+    line('file', 'tier', 'seconds', 'status'),
+    ...sorted.map((r) => line(r.file, r.tier, r.seconds.toFixed(1), r.status)),
+  ].join('\n');
+}
+
+function main(args: string[]): void {
+  const root = process.cwd();
+  const rows: FileTime[] = [];
+  const summaries: string[] = [];
+  for (const arg of args) {
+    const [tier, file] = arg.split('=');
+    if (!tier || !file) throw new Error(`expected tier=report.json, got '${arg}'`);
+    if (!existsSync(file)) {
+      summaries.push(`${tier}: no report (the run ended before vitest wrote ${file})`);
+      continue;
+    }
+    const report = Report.parse(JSON.parse(readFileSync(file, 'utf8')));
+    rows.push(...fileTimes(tier, report, root));
+    const secs = rows.filter((r) => r.tier === tier).reduce((s, r) => s + r.seconds, 0);
+    summaries.push(
+      `${tier}: ${report.testResults.length} files, Tests ${report.numPassedTests} passed, ` +
+        `${report.numFailedTests} failed, ${report.numPendingTests} skipped (${report.numTotalTests}); ` +
+        `${secs.toFixed(0)} s in files`,
+    );
+  }
+  console.log('\nPer-file test times (slowest first):\n');
+  console.log(table(rows));
+  console.log('');
+  for (const s of summaries) console.log(s);
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
+  main(process.argv.slice(2));
+}
