@@ -23,6 +23,8 @@ export interface RecordOutcomeInput extends q.RentalIds {
   destroyed: boolean;
   /** Seconds a first mark for a repeated transient cause lasts (default TRANSIENT_MARK_SEC, 24 h). */
   transientMarkSec?: number;
+  /** The keep/kill bar was an operator's per-deploy override: a kill judged on it counts nothing. */
+  operatorBar?: boolean;
   /** What the rental cost up to this outcome (absent from lifecycles older than cost keeping). */
   cost?: q.RentalCost;
 }
@@ -150,9 +152,10 @@ function storeActivities({ pool }: StoreActivityDeps) {
         if (input.outcome === 'promoted') {
           return { markedBad: false, passedProbation: await q.passProbation(db, input.machineId) };
         }
-        if (input.failureType === null || !countsAgainstMachine(input.failureType)) return { markedBad: false };
+        const ctx = { operatorBar: input.operatorBar === true };
+        if (input.failureType === null || !countsAgainstMachine(input.failureType, ctx)) return { markedBad: false };
         const count = await q.bumpMachineFailure(db, input.machineId, input.failureType);
-        const decision = markFor(input.failureType, count, input.transientMarkSec);
+        const decision = markFor(input.failureType, count, input.transientMarkSec, ctx);
         if (!decision.mark) return { markedBad: false };
         const why = `${input.failureType} x${count}: ${input.reason}`.slice(0, 500);
         await q.markBad(db, input.machineId, why, 'rule', decision.expiresInSec);

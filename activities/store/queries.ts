@@ -211,14 +211,16 @@ export async function markBad(
   source: 'rule' | 'operator',
   expiresInSec: number | null = null,
 ): Promise<void> {
-  // A mark that stands (expires_at NULL) is never shortened by a later expiring one.
+  // A mark is never shortened by a later one: one that stands (an operator's, expires_at NULL) stays, and
+  // of two expiring marks the later expiry wins, with its reason.
+  const keepOld = `(EXCLUDED.expires_at IS NOT NULL AND (bad_machines.expires_at IS NULL OR bad_machines.expires_at > EXCLUDED.expires_at))`;
   await db.query(
     `INSERT INTO bad_machines (machine_id, reason, source, expires_at)
      VALUES ($1,$2,$3, CASE WHEN $4::double precision IS NULL THEN NULL ELSE now() + $4 * interval '1 second' END)
      ON CONFLICT (machine_id) DO UPDATE SET
-       reason = CASE WHEN bad_machines.expires_at IS NULL AND EXCLUDED.expires_at IS NOT NULL THEN bad_machines.reason ELSE EXCLUDED.reason END,
-       source = CASE WHEN bad_machines.expires_at IS NULL AND EXCLUDED.expires_at IS NOT NULL THEN bad_machines.source ELSE EXCLUDED.source END,
-       expires_at = CASE WHEN bad_machines.expires_at IS NULL THEN NULL ELSE EXCLUDED.expires_at END,
+       reason = CASE WHEN ${keepOld} THEN bad_machines.reason ELSE EXCLUDED.reason END,
+       source = CASE WHEN ${keepOld} THEN bad_machines.source ELSE EXCLUDED.source END,
+       expires_at = CASE WHEN ${keepOld} THEN bad_machines.expires_at ELSE EXCLUDED.expires_at END,
        marked_at = now()`,
     [machineId, reason, source, expiresInSec],
   );

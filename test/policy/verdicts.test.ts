@@ -5,6 +5,7 @@ import { ALL_FAILURE_TYPES, FailureType } from '../../workflows/domain/failures.
 import { withDefaults } from '../../workflows/domain/policy/defaults.js';
 import {
   FAILURE_VERDICTS,
+  KILL_MARK_SEC,
   markDecision,
   TRANSIENT_MARK_SEC,
   verdictFor,
@@ -16,7 +17,7 @@ describe('the verdict table', () => {
     for (const t of ALL_FAILURE_TYPES) expect(['kill', 'inconclusive']).toContain(verdictFor(t).verdict);
   });
 
-  it('kills, and marks for good, only where the host itself is at fault', () => {
+  it('kills, and marks at once, only where the host itself is at fault', () => {
     const kills = ALL_FAILURE_TYPES.filter((t) => verdictFor(t).verdict === 'kill').sort();
     expect(kills).toEqual(
       [
@@ -32,6 +33,8 @@ describe('the verdict table', () => {
       ].sort(),
     );
     for (const t of kills) expect(verdictFor(t)).toMatchObject({ cause: 'host', marks: 'at-once', retry: false });
+    // Only the rate kills are judged against the keep/kill bar.
+    expect(kills.filter((t) => verdictFor(t).onBar)).toEqual(['BenchRateBelowMin', 'RateDegraded']);
   });
 
   it('calls ours, the network’s, the market’s and transients inconclusive: never marked on their own', () => {
@@ -58,10 +61,38 @@ describe('the verdict table', () => {
 });
 
 describe('the bad-machine rule reads the table', () => {
-  it('marks a kill at once with no expiry', () => {
-    for (const t of ['DaemonOOM', 'DaemonCrashed', 'ProofFailed', 'BenchRateBelowMin', 'BenchmarkTimeout']) {
-      expect(markFor(t, 1)).toEqual({ mark: true, expiresInSec: null });
+  it('marks a kill at once, never for good: a week (a benchmark timeout 3 days), doubling per repeat to 90 days', () => {
+    for (const t of ['DaemonOOM', 'DaemonCrashed', 'ProofFailed', 'BenchRateBelowMin', 'RateDegraded']) {
+      expect(markFor(t, 1)).toEqual({ mark: true, expiresInSec: KILL_MARK_SEC });
     }
+    expect(KILL_MARK_SEC).toBe(7 * 86_400);
+    expect(markFor('BenchmarkTimeout', 1)).toEqual({ mark: true, expiresInSec: 3 * 86_400 });
+    expect(markFor('DaemonOOM', 2)).toEqual({ mark: true, expiresInSec: 14 * 86_400 });
+    expect(markFor('DaemonOOM', 9)).toEqual({ mark: true, expiresInSec: 90 * 86_400 });
+    for (const t of ALL_FAILURE_TYPES) {
+      for (const n of [1, 2, 5, 50])
+        expect(markDecision(t, n).mark ? markDecision(t, n).expiresInSec : 1).not.toBeNull();
+    }
+  });
+
+  it('does not count a kill judged on an operator’s per-deploy bar (deploy --min-rate) against the machine', () => {
+    for (const t of ['BenchRateBelowMin', 'RateDegraded']) {
+      expect(markFor(t, 1, undefined, { operatorBar: true })).toEqual({ mark: false, expiresInSec: null });
+      expect(countsAgainstMachine(t, { operatorBar: true })).toBe(false);
+      expect(countsAgainstMachine(t)).toBe(true);
+    }
+    // The bar says nothing about a daemon that ran out of memory: that still marks.
+    expect(markFor('DaemonOOM', 1, undefined, { operatorBar: true }).mark).toBe(true);
+  });
+
+  it('ends an unobserved benchmark inconclusive, ours, never counted, the offer tried again', () => {
+    expect(verdictFor(FailureType.BenchmarkUnobserved)).toEqual({
+      verdict: 'inconclusive',
+      cause: 'ours',
+      marks: 'never',
+      retry: true,
+    });
+    expect(countsAgainstMachine('BenchmarkUnobserved')).toBe(false);
   });
 
   it('marks a repeated transient cause with an expiry that doubles per strike', () => {

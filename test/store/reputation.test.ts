@@ -85,18 +85,39 @@ describe('reputation in the store', () => {
     });
   });
 
-  it('a standing mark is never shortened by a later expiring one, and never expires', async () => {
+  it('a kill’s mark expires, and is never shortened by a later shorter one', async () => {
     const m = machine + 3;
     await store.recordOutcome({ ...(await rental(m)), ...killed('DaemonOOM', m) });
     await store.recordOutcome({ ...(await rental(m)), ...killed('HostLost', m, 1) });
     await store.recordOutcome({ ...(await rental(m)), ...killed('HostLost', m, 1) });
-    const row = await pool.query<{ expires_at: Date | null; reason: string }>(
-      'SELECT expires_at, reason FROM bad_machines WHERE machine_id = $1',
+    const row = await pool.query<{ days: number; reason: string }>(
+      `SELECT extract(epoch FROM expires_at - now()) / 86400 AS days, reason FROM bad_machines WHERE machine_id = $1`,
       [m],
     );
-    expect(row.rows[0]).toMatchObject({ expires_at: null, reason: 'DaemonOOM x1: test' });
+    // A first kill marks for a week (KILL_MARK_SEC), not for good.
+    expect(row.rows[0]?.reason).toBe('DaemonOOM x1: test');
+    expect(Number(row.rows[0]?.days)).toBeGreaterThan(6.9);
+    expect(Number(row.rows[0]?.days)).toBeLessThanOrEqual(7);
     await new Promise((r) => setTimeout(r, 1200));
     expect(await store.machineStanding({ machineId: m })).toMatchObject({ standing: 'bad' });
+  });
+
+  it('a kill judged on an operator’s per-deploy bar neither counts nor marks', async () => {
+    const m = machine + 7;
+    const r = await rental(m);
+    const res = await store.recordOutcome({
+      ...r,
+      outcome: 'killed',
+      failureType: 'BenchRateBelowMin',
+      reason: '29 proofs/h is below the minimum of 2900',
+      machineId: m,
+      destroyed: true,
+      operatorBar: true,
+    });
+    expect(res).toEqual({ markedBad: false });
+    expect((await pool.query('SELECT 1 FROM bad_machines WHERE machine_id = $1', [m])).rowCount).toBe(0);
+    expect((await pool.query('SELECT 1 FROM machine_failures WHERE machine_id = $1', [m])).rowCount).toBe(0);
+    expect(await verdict(r.rentalKey)).toBe('kill');
   });
 
   it('never counts an inconclusive of ours', async () => {

@@ -14,6 +14,11 @@ export const FailureType = {
   ParamfetchFailed: 'ParamfetchFailed',
   /** The fitness gate found the host unable to work (fewer/other GPUs, less VRAM, broken driver, disk, network). */
   HostUnfit: 'HostUnfit',
+  /**
+   * The fitness gate could not read the host (a probe that would not run, output in no form we know, a
+   * field the offer's claim needs given as [N/A]): no evidence either way; the raw output is in the details.
+   */
+  HostUnreadable: 'HostUnreadable',
   /** The benchmark's C1 input is absent and our configuration cannot supply it (no URL, bad URL, wrong checksum). */
   BenchInputMissing: 'BenchInputMissing',
   /** The C1 input's download stalled or broke on the host's network. */
@@ -32,6 +37,11 @@ export const FailureType = {
   ImplausibleResult: 'ImplausibleResult',
   /** A promoted host retired before its per-rental token expires (HOST_TOKEN_TTL_DAYS): the host loses its queue then. */
   HostTokenExpiring: 'HostTokenExpiring',
+  /**
+   * A host step's deadline passed while we could not hear the host (the server or the control worker was
+   * unreachable for part of its window) and the host's kept result could not be collected: no evidence.
+   */
+  BenchmarkUnobserved: 'BenchmarkUnobserved',
   VastApiError: 'VastApiError',
   CancelledByOperator: 'CancelledByOperator',
   DestroyFailed: 'DestroyFailed',

@@ -147,6 +147,11 @@ export interface VerdictPolicy {
   confidence: Confidence;
   /** Seconds a first mark for a repeated transient cause lasts; doubled per further strike. */
   transientMarkSec: number;
+  /**
+   * minRate is an operator's override for this deploy (`deploy --min-rate`), not the fleet's bar: a kill
+   * judged against it (BenchRateBelowMin, RateDegraded) judges the rental and marks nothing.
+   */
+  operatorBar?: boolean;
 }
 
 /** What callers pass: only the offer is required, the rest has production defaults. */

@@ -286,6 +286,7 @@ export class Journal {
       machineId: this.inst?.offer.machineId ?? null,
       destroyed,
       transientMarkSec: this.input.verdicts.transientMarkSec,
+      ...(this.input.verdicts.operatorBar ? { operatorBar: true } : {}),
       ...this.cost.field(),
     });
   }

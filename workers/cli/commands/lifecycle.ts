@@ -98,7 +98,15 @@ export function registerLifecycle(program: Command, ctx: CliContext): void {
           taskQueue: ctx.taskQueue,
           workflowId,
           // Against the simulators the lifecycle converts their clock itself (workflows/domain/policy/clock.ts).
-          args: [{ offerId, minRate, ...(timeScale() === 1 ? {} : { timeScale: timeScale() }) }],
+          args: [
+            {
+              offerId,
+              minRate,
+              // The operator's own bar for this rental: a kill judged on it does not mark the machine.
+              ...(opts.minRate !== undefined ? { verdicts: { operatorBar: true } } : {}),
+              ...(timeScale() === 1 ? {} : { timeScale: timeScale() }),
+            },
+          ],
           staticSummary: lifecycleStaticSummary(startFacts),
           staticDetails: lifecycleStaticDetails(startFacts),
         });
