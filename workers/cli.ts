@@ -8,6 +8,7 @@ import { registerMachines } from './cli/commands/machines.js';
 import { registerReport } from './cli/commands/report.js';
 import { registerSchedule } from './cli/commands/schedule.js';
 import { registerViews } from './cli/commands/views.js';
+import { refuseRepeatedOptions } from './cli/args.js';
 import { CliContext, CliError, DEFAULT_ADDRESS } from './cli/context.js';
 
 /** `gpu-fleet`: the operator's CLI. Every command acts through Temporal (start, signal, cancel, schedules). */
@@ -42,6 +43,7 @@ function configure(cmd: Command): void {
     .exitOverride()
     .showHelpAfterError(`usage: ${fullName(cmd)} ${cmd.usage()}\n(run "${fullName(cmd)} --help" for details)`);
   cmd.configureOutput({ outputError: (text, write) => write(text) });
+  refuseRepeatedOptions(cmd);
   for (const sub of cmd.commands) configure(sub);
 }
 function fullName(cmd: Command): string {

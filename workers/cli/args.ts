@@ -1,20 +1,24 @@
-import { InvalidArgumentError } from 'commander';
+import { accessSync, constants, statSync } from 'node:fs';
+import path from 'node:path';
+import { type Command, InvalidArgumentError } from 'commander';
 import { z } from 'zod';
 
 /**
  * Argument parsers for commander. Each takes the text exactly as typed and refuses anything it would
- * otherwise have to reinterpret ('' as 0, 1e3 as 1000, 1e999 as Infinity, ids past 2^53), naming the
- * field and the range it accepts.
+ * otherwise have to reinterpret ('' as 0, 1e3 as 1000, 1e999 as Infinity, ids past 2^53, 046714145 as
+ * 46714145), naming the field and the range it accepts.
  */
-const WHOLE = /^[0-9]+$/;
-const DECIMAL = /^[0-9]+(\.[0-9]+)?$/;
+const WHOLE = /^(0|[1-9][0-9]*)$/;
+const DECIMAL = /^(0|[1-9][0-9]*)(\.[0-9]+)?$/;
+const LEADING_ZERO = /^0[0-9]/;
+const zeros = (text: string) => (LEADING_ZERO.test(text) ? ' (no leading zeros: was another id meant?)' : '');
 
 export function wholeNumber(field: string, min: number, max = Number.MAX_SAFE_INTEGER, unit = '') {
   const range = `a whole number from ${min} to ${max}${unit ? ` ${unit}` : ''}`;
   const schema = z.string().regex(WHOLE).transform(Number).pipe(z.number().int().min(min).max(max));
   return (text: string): number => {
     const r = schema.safeParse(text);
-    if (!r.success) throw new InvalidArgumentError(`${field} must be ${range}, got '${text}'`);
+    if (!r.success) throw new InvalidArgumentError(`${field} must be ${range}, got '${text}'${zeros(text)}`);
     return r.data;
   };
 }
@@ -36,7 +40,8 @@ export function decimalNumber(field: string, min: number, max: number, unit: str
     );
   return (text: string): number => {
     const r = schema.safeParse(text);
-    if (!r.success) throw new InvalidArgumentError(`${field} must be ${range} (plain decimal), got '${text}'`);
+    if (!r.success)
+      throw new InvalidArgumentError(`${field} must be ${range} (plain decimal), got '${text}'${zeros(text)}`);
     return r.data;
   };
 }
@@ -61,4 +66,50 @@ export const reasonArg = nonEmptyText('--reason');
 export function collect(value: string, previous: string[] | undefined): string[] {
   const v = nonEmptyText('--gpu', 100)(value);
   return [...(previous ?? []), v];
+}
+
+/**
+ * A file the CLI will write: its directory must exist and be writable, and the path must not be a
+ * directory or a file we cannot write. Checked before anything is fetched, so nothing is lost to it.
+ */
+export function writableFile(field: string) {
+  return (text: string): string => {
+    const dir = path.dirname(path.resolve(text));
+    const refuse = (why: string) => new InvalidArgumentError(`${field} '${text}' cannot be written: ${why}`);
+    const dirStat = statSync(dir, { throwIfNoEntry: false });
+    if (!dirStat?.isDirectory()) throw refuse(`no directory ${dir}`);
+    const fileStat = statSync(text, { throwIfNoEntry: false });
+    if (fileStat?.isDirectory()) throw refuse('it is a directory');
+    try {
+      accessSync(fileStat ? text : dir, constants.W_OK);
+    } catch {
+      throw refuse(fileStat ? 'the file is not writable' : `the directory ${dir} is not writable`);
+    }
+    return text;
+  };
+}
+
+/** Options that may be given more than once, each adding to a list. */
+const REPEATABLE: ReadonlySet<unknown> = new Set([collect]);
+
+/**
+ * A single-value option given twice (`--min-rate 29 --min-rate 2900`) is refused, exit 2: commander
+ * would let the last one win silently, and the operator may have meant either.
+ */
+export function refuseRepeatedOptions(cmd: Command): void {
+  const seen = new Set<string>();
+  for (const opt of cmd.options) {
+    const takesValue = opt.required || opt.optional;
+    if (!takesValue || opt.variadic || REPEATABLE.has(opt.parseArg)) continue;
+    const name = opt.name();
+    cmd.on(`option:${name}`, () => {
+      if (seen.has(name)) {
+        cmd.error(`error: option '${opt.flags}' given more than once; give it once`, {
+          exitCode: 2,
+          code: 'gpu-fleet.repeatedOption',
+        });
+      }
+      seen.add(name);
+    });
+  }
 }

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { writableFile } from '../args.js';
 import { type CliContext, CliError } from '../context.js';
 import { exportHistory } from '../history.js';
 import { checkComplete, loadHistory, replayHistory } from '../replay.js';
@@ -10,7 +11,7 @@ export function registerHistory(program: Command, ctx: CliContext): void {
     .command('export')
     .description("write a workflow's history as JSON (what the UI downloads and replay reads)")
     .argument('<workflowId>', 'the workflow id')
-    .argument('<file>', 'where to write it')
+    .argument('<file>', 'where to write it (its directory must exist)', writableFile('<file>'))
     .action(async (workflowId: string, file: string) => {
       const n = await exportHistory(await ctx.temporal(), workflowId, file);
       console.log(`wrote ${n} events to ${file}`);

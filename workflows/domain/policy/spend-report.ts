@@ -30,7 +30,9 @@ export type ReportBy = (typeof REPORT_BY)[number];
 /** Fleet figures in real units: $ are GPU-$ at the billed price, rates real proofs per hour. */
 export interface SpendFigures {
   rentals: number;
+  /** Rentals whose last outcome is promoted (still proving); each rental counts once. */
   promoted: number;
+  /** Rentals whose last outcome is killed, a promoted one its watch killed later included. */
   killed: number;
   /** Rentals that end(ed) with no cost kept (from before cost keeping). */
   uncosted: number;
@@ -123,8 +125,9 @@ export function spendFigures(rows: readonly SpendRow[], nowMs: number): SpendFig
   for (const r of rows) {
     const c = rowCost(r, nowMs);
     const everPromoted = r.verdictAt !== null || r.outcome === 'promoted';
-    if (everPromoted) f.promoted++;
+    // Each rental once, by its last outcome: promoted and later killed by its watch is killed.
     if (r.outcome === 'killed') f.killed++;
+    else if (everPromoted) f.promoted++;
     if (!c.costed) f.uncosted++;
     f.spentUsd += c.total;
     f.beforeVerdictUsd += c.before;
