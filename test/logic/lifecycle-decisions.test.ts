@@ -39,7 +39,7 @@ const GPU_CEILING_SHORT = {
 const outcome = (run: Run) =>
   run.calls.filter((c) => c.name === 'recordOutcome').map((c) => c.input as Record<string, unknown>);
 
-describe('the lifecycle decides, with every activity a stub', () => {
+describe.concurrent('the lifecycle decides, with every activity a stub', () => {
   it('promotes a healthy host, starts production once, and keeps watching across continue-as-new', async () => {
     const run = await env.start({}, { watch: { intervalSec: 0.2, samplesPerRun: 3 } });
     await until(

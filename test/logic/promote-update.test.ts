@@ -44,7 +44,7 @@ function slowBatch(): { release: () => void; runBenchmark: () => Promise<ReturnT
   };
 }
 
-describe('the promote override is an Update with a validator', () => {
+describe.concurrent('the promote override is an Update with a validator', () => {
   it('is accepted before the verdict, and the slow host is promoted with the operator named', async () => {
     const batch = slowBatch();
     const run = await env.start({ host: { runBenchmark: batch.runBenchmark } });

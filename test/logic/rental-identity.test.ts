@@ -19,7 +19,7 @@ const storeKeys = (run: Run) =>
       return `${input.rentalKey} ${input.workflowId}`;
     });
 
-describe('a lifecycle knows its rental', () => {
+describe.concurrent('a lifecycle knows its rental', () => {
   it('keys its label, host queue and every store write by its rental, also after continue-as-new', async () => {
     const run = await env.start({}, { watch: { intervalSec: 0.2, samplesPerRun: 2 } });
     const key = rentalKey(run.workflowId, run.firstRunId);

@@ -25,7 +25,7 @@ const killed = (v: ReturnType<typeof judge>) => {
   return v.kill;
 };
 
-describe('the verdict on a benchmark', () => {
+describe.concurrent('the verdict on a benchmark', () => {
   it('promotes a batch at or above minRate, with its rate as the reason', () => {
     expect(judge(report(12, 600_000), 72, input, null)).toEqual({ promote: '72 proofs/h', restartDaemonFirst: false });
   });
@@ -74,7 +74,7 @@ describe('the verdict on a benchmark', () => {
   });
 });
 
-describe("a failure's origin comes from the call that failed", () => {
+describe.concurrent("a failure's origin comes from the call that failed", () => {
   const timeout = (type: 'SCHEDULE_TO_START' | 'HEARTBEAT' | 'START_TO_CLOSE') =>
     new ActivityFailure(
       'activity failed',

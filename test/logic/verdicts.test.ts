@@ -30,7 +30,7 @@ const evidence: EarlyPromoteEvidence = {
   minRate: 29,
 };
 
-describe('verdicts in the lifecycle, with every activity a stub', () => {
+describe.concurrent('verdicts in the lifecycle, with every activity a stub', () => {
   it('asks the batch for an early promote and promotes on its evidence, with the bound in the record', async () => {
     const run = await env.start({
       host: { runBenchmark: async () => report(4, 240_000, { promotedEarly: evidence }) },

@@ -19,7 +19,7 @@ afterAll(async () => env?.close());
 const FAST_WATCH = { watch: { intervalSec: 0.2, windowSamples: 2, degradedSamples: 2 } };
 
 // The watch's three kills themselves are in lifecycle-decisions.test.ts; here, the budget's edge.
-describe('the promoted watch', () => {
+describe.concurrent('the promoted watch', () => {
   it('a price at the budget is kept', async () => {
     const run = await env.start({ instanceState: () => ({ status: 'running', dph: 0.6 }) }, FAST_WATCH);
     const handle = env.client.workflow.getHandle(run.workflowId);
@@ -30,7 +30,7 @@ describe('the promoted watch', () => {
   });
 });
 
-describe('a watched host whose token nears its expiry', () => {
+describe.concurrent('a watched host whose token nears its expiry', () => {
   const DAY_MS = 86_400_000;
 
   it('is retired before the token lapses: destroyed, HostTokenExpiring, nothing counted against the machine', async () => {
@@ -59,7 +59,7 @@ describe('a watched host whose token nears its expiry', () => {
   });
 });
 
-describe('a watched rental whose price moves', () => {
+describe.concurrent('a watched rental whose price moves', () => {
   it('records the new price once, with the cost counted up to the move, and keeps proving', async () => {
     // Rented at OFFER's price; from the third sample Vast bills more (a repriced instance, or a raised bid).
     const moved = OFFER.dphTotal + 0.1;
@@ -82,7 +82,7 @@ describe('a watched rental whose price moves', () => {
   });
 });
 
-describe('the kill path and the failures before a host exists', () => {
+describe.concurrent('the kill path and the failures before a host exists', () => {
   it('a destroy that fails ends DestroyFailed naming the instance, with the kill reason kept', async () => {
     const run = await env.start({
       host: { paramfetch: () => Promise.reject(hostFailure(FailureType.ParamfetchFailed)) },
