@@ -19,6 +19,7 @@ import { instanceLifecycle } from './instance-lifecycle.js';
 import { decidedFigures, type DecidedFigures, fleetFigures } from './domain/policy/fleet-figures.js';
 import { chooseOffers, type FleetTarget, rankOffers, type RankedOffer } from './domain/policy/offer-ranking.js';
 import { DEFAULT_DISK_GB } from './domain/policy/defaults.js';
+import { rankForRun } from './domain/policy/scaler-ranking.js';
 import { type OfferFilter, offerQuery } from './domain/policy/offer-filter.js';
 import { refusedByBudget } from './domain/policy/budget-refusal.js';
 import {
@@ -114,12 +115,7 @@ export async function fleetScaler(input: FleetScalerInput): Promise<FleetScalerR
     : [];
   const { promoted, inFlight } = fleetFigures(rented, running);
   const busyOffers = new Set(rented.map((r) => r.offerId));
-  let ranked = rankOffers(
-    offers.filter((o) => !busyOffers.has(o.offerId)),
-    perf,
-    [...bad, ...resting],
-    input.minRate,
-  );
+  let ranked = rankForRun(offers, rented, perf, [...bad, ...resting], input.minRate);
   const bids = mix && bidSearch ? bidCandidates(offersOf(bidSearch), mix, diskGb) : [];
   let spot = rankOffers(
     bids.filter((o) => !busyOffers.has(o.offerId)),
