@@ -1,5 +1,5 @@
 import { log, round } from './common.js';
-import { runMarketDay } from './market-day.js';
+import { type RunPolicy, runMarketDay } from './market-day.js';
 import { MARKET_PARAMS } from './market-params.js';
 import { distance, oracleScore, type PolicyScore, scoreRun } from './market-score.js';
 import { generateMarket } from './market.js';
@@ -10,7 +10,13 @@ import { oracle } from './oracle.js';
  * on the real stack, one after the other (each its own fresh stack, so neither sees the other's fleet),
  * and the oracle computed on the same market. `hours` may be shorter than the market's day.
  */
-export async function marketBench(o: { hours: number; timeScale: number; seed?: number }) {
+export async function marketBench(o: {
+  hours: number;
+  timeScale: number;
+  seed?: number;
+  /** Which policies run on the real stack (default both); one alone lets `ours` run longer in the same wall time. */
+  policies?: readonly RunPolicy[];
+}) {
   const seed = o.seed ?? MARKET_PARAMS.seed;
   const market = generateMarket(MARKET_PARAMS, seed);
   const F = MARKET_PARAMS.fleet;
@@ -22,8 +28,8 @@ export async function marketBench(o: { hours: number; timeScale: number; seed?: 
     minRate: F.minRate.value,
     bootH,
   };
-  const runs: Record<string, PolicyScore> = {};
-  for (const policy of ['old', 'ours'] as const) {
+  const runs: Partial<Record<RunPolicy, PolicyScore>> = {};
+  for (const policy of o.policies ?? (['old', 'ours'] as const)) {
     log(`market: ${policy} policy, ${o.hours} simulated h at time scale ${o.timeScale}`);
     const t = Date.now();
     const day = await runMarketDay(policy, market, o);
@@ -40,7 +46,7 @@ export async function marketBench(o: { hours: number; timeScale: number; seed?: 
       horizonH: o.hours,
     }),
   );
-  const policies = { old: runs.old!, ours: runs.ours!, oracle: orc };
+  const policies: Partial<Record<RunPolicy, PolicyScore>> & { oracle: PolicyScore } = { ...runs, oracle: orc };
   const rounded = (d: ReturnType<typeof distance>) =>
     d && Object.fromEntries(Object.entries(d).map(([k, v]) => [k, round(v, 5)]));
   return {
@@ -51,11 +57,14 @@ export async function marketBench(o: { hours: number; timeScale: number; seed?: 
     target: { rate: F.targetRate.value, maxDph: F.maxDph.value, minRate: F.minRate.value },
     policies,
     /** $ per delivered proof above the oracle's, by cause. */
-    distanceToOracle: { ours: rounded(distance(policies.ours, orc)), old: rounded(distance(policies.old, orc)) },
+    distanceToOracle: {
+      ours: policies.ours ? rounded(distance(policies.ours, orc)) : null,
+      old: policies.old ? rounded(distance(policies.old, orc)) : null,
+    },
     vsGoal: {
-      oursOverOracle: ratio(policies.ours.dollarsPerProof, orc.dollarsPerProof),
-      oursOverOld: ratio(policies.ours.dollarsPerProof, policies.old.dollarsPerProof),
-      timeToTargetOursOverOracle: ratio(policies.ours.timeToTargetH, orc.timeToTargetH),
+      oursOverOracle: ratio(policies.ours?.dollarsPerProof ?? null, orc.dollarsPerProof),
+      oursOverOld: ratio(policies.ours?.dollarsPerProof ?? null, policies.old?.dollarsPerProof ?? null),
+      timeToTargetOursOverOracle: ratio(policies.ours?.timeToTargetH ?? null, orc.timeToTargetH),
     },
   };
 }

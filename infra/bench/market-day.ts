@@ -3,7 +3,8 @@ import { listBadMachineIds } from '../../activities/store/queries.js';
 import { compressedLifecycle, type SimStack, startSimStack } from '../dev/sim-stack.js';
 import { ensureReconcilerSchedule, ensureScalerSchedule } from '../../workers/setup/schedules.js';
 import type { FleetScalerInput } from '../../workflows/fleet-scaler.js';
-import { DEFAULT_OFFER_FILTER, type OfferFilter, offerQuery } from '../../workflows/domain/policy/offer-filter.js';
+import { offerQuery } from '../../workflows/domain/policy/offer-filter.js';
+import { MARKET_FILTER } from './market-filter.js';
 import { instanceLifecycle } from '../../workflows/index.js';
 import { CONTROL_TASK_QUEUE } from '../../workflows/domain/task-queues.js';
 import { DEFAULT_TIMEOUTS } from '../../workflows/domain/policy/defaults.js';
@@ -11,6 +12,7 @@ import { farmBooter, spawnHostFarm } from '../sim/farm/client.js';
 import { log, releaseAll, sleep } from './common.js';
 import type { MarketOffer } from './market.js';
 import { MARKET_PARAMS } from './market-params.js';
+import { type OldLive, type OldOffer, oldPolicyChoice } from './old-policy.js';
 
 export type RunPolicy = 'old' | 'ours';
 
@@ -38,17 +40,6 @@ export interface DayRun {
 }
 
 const F = MARKET_PARAMS.fleet;
-
-/**
- * The production search over the market's models. Its hosts all pass the default RAM and reliability
- * bars (128 GB and up, reliability 0.95: market.ts), but a 4-GPU host lists at up to ~$2.9/h (4 × A40 at
- * the top of the price spread), so the price cap is raised for both policies to meet the whole market.
- */
-export const MARKET_FILTER: OfferFilter = {
-  ...DEFAULT_OFFER_FILTER,
-  gpuModels: Object.keys(MARKET_PARAMS.gpuModels),
-  maxOfferDph: 3,
-};
 
 /**
  * One policy through one simulated day on the real stack (dev server, control worker, Postgres, Vast
@@ -249,13 +240,14 @@ async function oldPolicyTick(
     const r = known.get(s.id);
     return r ? r.destroyed_at === null && r.outcome !== 'killed' : !closed.has(s.id);
   });
-  const promoted = live.filter((s) => known.get(s.id)?.outcome === 'promoted');
-  let benchmarks = live.length - promoted.length;
-  let rate =
-    promoted.reduce((a, s) => a + (known.get(s.id)?.bench_rate ?? 0), 0) + benchmarks * (F.minRate.value / scale);
-  let dph = live.reduce((a, s) => a + s.searchedDph, 0);
-  let count = live.length;
-  const machines = new Set(live.map((s) => s.machineId));
+  const held: OldLive[] = live.map((s) => {
+    const r = known.get(s.id);
+    return {
+      machineId: s.machineId,
+      searchedDph: s.searchedDph,
+      ...(r?.outcome === 'promoted' ? { promotedRate: r.bench_rate ?? 0 } : {}),
+    };
+  });
   const bad = new Set(await listBadMachineIds(stack.pool));
   // The searched price: no allocated_storage, so Vast prices 8 GiB, as the seeds' manager searched.
   const { allocated_storage: _disk, ...query } = offerQuery(MARKET_FILTER, F.diskGb.value);
@@ -265,13 +257,12 @@ async function oldPolicyTick(
     body: JSON.stringify(query),
   });
   if (!res.ok) throw new Error(`offer search: HTTP ${res.status}`);
-  const offers = ((await res.json()) as { offers: Array<{ id: number; machine_id: number; dph_total: number }> })
-    .offers;
-  for (const x of offers.sort((a, b) => a.dph_total - b.dph_total)) {
-    if (rate >= F.targetRate.value / scale || count >= F.maxInstances.value) break;
-    if (benchmarks >= F.maxConcurrentBenchmarks.value) break;
-    if (bad.has(x.machine_id) || machines.has(x.machine_id)) continue;
-    if (dph + x.dph_total > F.maxDph.value + 1e-9) continue;
+  const offers = ((await res.json()) as { offers: OldOffer[] }).offers;
+  const choice = oldPolicyChoice(held, offers, bad, {
+    minRate: F.minRate.value / scale,
+    targetRate: F.targetRate.value / scale,
+  });
+  for (const x of choice) {
     const id = nextId();
     await stack.client.workflow.start(instanceLifecycle, {
       taskQueue: CONTROL_TASK_QUEUE,
@@ -288,11 +279,6 @@ async function oldPolicyTick(
       ],
     });
     started.push({ id, offerId: x.id, machineId: x.machine_id, searchedDph: x.dph_total });
-    machines.add(x.machine_id);
-    rate += F.minRate.value / scale;
-    dph += x.dph_total;
-    count++;
-    benchmarks++;
   }
 }
 
