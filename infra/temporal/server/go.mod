@@ -13,6 +13,7 @@ require go.temporal.io/server v1.29.1
 require (
 	github.com/urfave/cli/v2 v2.27.5
 	go.temporal.io/api v1.53.0
+	go.uber.org/fx v1.23.0
 	google.golang.org/grpc v1.72.2
 	google.golang.org/protobuf v1.36.6
 )
@@ -138,7 +139,6 @@ require (
 	go.temporal.io/sdk v1.37.0 // indirect
 	go.uber.org/atomic v1.11.0 // indirect
 	go.uber.org/dig v1.18.1 // indirect
-	go.uber.org/fx v1.23.0 // indirect
 	go.uber.org/mock v0.5.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	go.uber.org/zap v1.27.0 // indirect

@@ -4,6 +4,9 @@ import (
 	"context"
 	"strings"
 
+	commonpb "go.temporal.io/api/common/v1"
+	deploymentpb "go.temporal.io/api/deployment/v1"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/server/common/api"
 	"go.temporal.io/server/common/authorization"
@@ -18,13 +21,19 @@ type Authorizer struct {
 	anonymousIsControl bool
 	sealKey            []byte
 	tokens             *tasktoken.Serializer
+	limiter            *limiter
 	logger             log.Logger
 }
 
 var _ authorization.Authorizer = (*Authorizer)(nil)
 
 func NewAuthorizer(cfg Config, logger log.Logger) *Authorizer {
-	a := &Authorizer{anonymousIsControl: cfg.AnonymousIsControl, tokens: tasktoken.NewSerializer(), logger: logger}
+	limits := cfg.Limits
+	if limits == (Limits{}) {
+		limits = DefaultLimits
+	}
+	a := &Authorizer{anonymousIsControl: cfg.AnonymousIsControl, tokens: tasktoken.NewSerializer(),
+		limiter: newLimiter(limits, nil), logger: logger}
 	if len(cfg.HostTokenKey) > 0 {
 		a.sealKey = sealKey(cfg.HostTokenKey)
 	}
@@ -68,6 +77,12 @@ func (a *Authorizer) Authorize(_ context.Context, c *authorization.Claims, t *au
 	if !ok {
 		return a.refuse(c.Subject, t, "this credential grants nothing"), nil
 	}
+	// Every call of a host counts against its own rate, refused ones too, before the namespace's shared
+	// limits see it (the frontend runs those after the authorizer). The error reaches the host as
+	// RESOURCE_EXHAUSTED with frontend.exposeAuthorizerErrors on (our dynamic config sets it).
+	if err := a.limiter.call(h.Label, t.Request); err != nil {
+		return deny(err.Error()), err
+	}
 	method, ok := strings.CutPrefix(t.APIName, api.WorkflowServicePrefix)
 	check := HostCalls[method]
 	if !ok || check == nil {
@@ -99,7 +114,19 @@ func ownQueuePoll(_ *Authorizer, h *HostToken, req any) string {
 	if !ok || r.GetTaskQueue().GetName() != h.Queue() {
 		return "a host credential may poll only " + h.Queue()
 	}
+	// A versioned poll registers a worker deployment and version, and the server starts system
+	// workflows for each in the namespace, under quotas the control plane's own workers share.
+	if versioned(r.GetWorkerVersionCapabilities(), r.GetDeploymentOptions()) {
+		return "a host credential may not poll with worker deployment or versioning options"
+	}
 	return ""
+}
+
+// versioned: the poll asks for Worker Versioning (deployment-based or build-id based); an unversioned
+// worker's build id alone is only a stamp on its tasks.
+func versioned(c *commonpb.WorkerVersionCapabilities, d *deploymentpb.WorkerDeploymentOptions) bool {
+	return d.GetWorkerVersioningMode() == enumspb.WORKER_VERSIONING_MODE_VERSIONED ||
+		d.GetDeploymentName() != "" || c.GetUseVersioning() || c.GetDeploymentSeriesName() != ""
 }
 
 type taskTokenRequest interface{ GetTaskToken() []byte }

@@ -2,7 +2,6 @@ package hostauth
 
 import (
 	"context"
-	"crypto/x509/pkix"
 	"testing"
 	"time"
 
@@ -24,7 +23,8 @@ var (
 
 func setup(t *testing.T, anonymousIsControl bool) (*ClaimMapper, *Authorizer) {
 	t.Helper()
-	cfg := Config{HostTokenKey: []byte(testKey), ControlSubjects: map[string]bool{"gpu-fleet-control": true}, AnonymousIsControl: anonymousIsControl}
+	cfg := Config{HostTokenKey: []byte(testKey), ControlSubjects: map[string]bool{"gpu-fleet-control": true},
+		AnonymousIsControl: anonymousIsControl, MaxTokenLifetime: DefaultMaxTokenDays * 24 * time.Hour}
 	return NewClaimMapper(cfg, func() time.Time { return t0 }), NewAuthorizer(cfg, log.NewNoopLogger())
 }
 
@@ -35,7 +35,7 @@ func hostClaims(t *testing.T, m *ClaimMapper, h HostToken) *authorization.Claims
 		t.Fatal(err)
 	}
 	// The front forwards host calls with its own certificate: the token decides, not the certificate.
-	c, err := m.GetClaims(&authorization.AuthInfo{AuthToken: "Bearer " + tok, TLSSubject: &pkix.Name{CommonName: "gpu-fleet-host-front"}})
+	c, err := m.GetClaims(&authorization.AuthInfo{AuthToken: "Bearer " + tok, TLSSubject: subject("gpu-fleet-host-front")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestHostTokenReachesOnlyItsOwnQueueAndWorkflow(t *testing.T) {
 
 func TestControlCertificateMayDoAnything(t *testing.T) {
 	m, a := setup(t, false)
-	c, err := m.GetClaims(&authorization.AuthInfo{TLSSubject: &pkix.Name{CommonName: "gpu-fleet-control"}})
+	c, err := m.GetClaims(&authorization.AuthInfo{TLSSubject: subject("gpu-fleet-control")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestControlCertificateMayDoAnything(t *testing.T) {
 func TestOtherCertificatesAndAnonymousCalls(t *testing.T) {
 	m, strict := setup(t, false)
 	_, loose := setup(t, true)
-	front, err := m.GetClaims(&authorization.AuthInfo{TLSSubject: &pkix.Name{CommonName: "gpu-fleet-host-front"}})
+	front, err := m.GetClaims(&authorization.AuthInfo{TLSSubject: subject("gpu-fleet-host-front")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func TestBadBearerCredentialsAreErrors(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			// Even with the control plane's certificate: a bearer header is judged as a host token.
-			if c, err := m.GetClaims(&authorization.AuthInfo{AuthToken: header, TLSSubject: &pkix.Name{CommonName: "gpu-fleet-control"}}); err == nil {
+			if c, err := m.GetClaims(&authorization.AuthInfo{AuthToken: header, TLSSubject: subject("gpu-fleet-control")}); err == nil {
 				t.Fatalf("accepted as %+v", c)
 			}
 		})

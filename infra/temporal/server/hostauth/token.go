@@ -36,7 +36,9 @@ type HostToken struct {
 // Queue is the only task queue the token may poll.
 func (h HostToken) Queue() string { return "host/" + h.Label }
 
-var b64 = base64.RawURLEncoding
+// b64 is strict: the unused low bits of a last character must be zero, so one token has one spelling
+// (16 strings decoded to the same tag without it).
+var b64 = base64.RawURLEncoding.Strict()
 
 // Mint returns gfh1.<base64url(namespace \n label \n workflowId \n expiry unix s)>.<base64url(tag)>, the
 // tag being HMAC-SHA256(key, everything before the last dot), truncated. workers/setup/host-token.ts

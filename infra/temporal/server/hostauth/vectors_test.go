@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -111,6 +112,7 @@ func writeVectors(t *testing.T) {
 		vector{Name: "three fields, signed", Token: threeFields + "." + b64.EncodeToString(macTag([]byte(key), threeFields)), Error: "malformed"},
 		vector{Name: "legacy shared key", Token: "0123456789abcdef0123456789abcdef", Error: "not-host-token"},
 		vector{Name: "no tag", Token: TokenPrefix, Error: "malformed"},
+		vector{Name: "tag spelled with unused bits set", Token: respell(good), Error: "signature"},
 	)
 	out, _ := json.MarshalIndent(vectorFile{
 		Comment: "Host token test vectors shared by infra/temporal/server/hostauth (Go) and workers/setup/host-token.ts (TypeScript). Regenerate: UPDATE_VECTORS=1 go test ./hostauth",
@@ -140,4 +142,12 @@ func TestMintRefusesMultilineFields(t *testing.T) {
 	if err == nil || errors.Is(err, ErrMalformed) {
 		t.Fatalf("want a field error, got %v", err)
 	}
+}
+
+// respell writes the tag's last character with its unused low bits set: the same bytes to a lenient
+// base64 decoder, another token to ours.
+func respell(tok string) string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	i := strings.IndexByte(alphabet, tok[len(tok)-1])
+	return tok[:len(tok)-1] + string(alphabet[i|0x0f])
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"text/template"
+	"time"
 	_ "time/tzdata" // embed tzdata as a fallback
 
 	"github.com/urfave/cli/v2"
@@ -113,18 +114,19 @@ func start(c *cli.Context) error {
 	}
 
 	authorizer := hostauth.NewAuthorizer(authCfg, logger)
-	s, err := temporal.NewServer(
+	claimMapper := hostauth.NewClaimMapper(authCfg, nil)
+	watchRevocations(claimMapper.Revoked(), logger)
+	s, err := temporal.NewServerFx(topLevelModule(authorizer.StreamGuard(claimMapper)),
 		temporal.ForServices(c.StringSlice("service")),
 		temporal.WithConfig(cfg),
 		temporal.WithDynamicConfigClient(dynamicConfigClient),
 		temporal.WithLogger(logger),
 		temporal.InterruptOn(temporal.InterruptCh()),
 		temporal.WithAuthorizer(authorizer),
-		// Seals the task tokens handed to hosts, which the authorizer then requires of their answers.
-		temporal.WithChainedFrontendGrpcInterceptors(authorizer.Seal),
-		temporal.WithClaimMapper(func(*config.Config) authorization.ClaimMapper {
-			return hostauth.NewClaimMapper(authCfg, nil)
-		}),
+		// Caps each host's concurrent polls; seals the task tokens handed to hosts, which the authorizer
+		// then requires of their answers.
+		temporal.WithChainedFrontendGrpcInterceptors(authorizer.LimitPolls, authorizer.Seal),
+		temporal.WithClaimMapper(func(*config.Config) authorization.ClaimMapper { return claimMapper }),
 	)
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("Unable to create server. Error: %v.", err), 1)
@@ -133,6 +135,27 @@ func start(c *cli.Context) error {
 		return cli.Exit(fmt.Sprintf("Unable to start server. Error: %v", err), 1)
 	}
 	return cli.Exit("All services are stopped.", 0)
+}
+
+// watchRevocations loads the denylist of retired rentals now and rereads it every hostauth.ReloadEvery.
+func watchRevocations(r *hostauth.Revoked, logger log.Logger) {
+	if r == nil {
+		logger.Warn("GPU_FLEET_REVOKED_HOSTS_FILE is not set: a retired rental's token works until it expires")
+		return
+	}
+	load := func() {
+		if changed, err := r.Reload(); err != nil {
+			logger.Error("gpu-fleet revoked hosts file unreadable, keeping the list loaded before", tag.Error(err))
+		} else if changed {
+			logger.Info("gpu-fleet revoked hosts loaded", tag.NewInt("labels", r.Len()))
+		}
+	}
+	load()
+	go func() {
+		for range time.Tick(hostauth.ReloadEvery) {
+			load()
+		}
+	}()
 }
 
 func validateDynamicConfig(c *cli.Context) error {
