@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { type ClusterCerts, makeClusterCerts } from './certs.js';
 import { cacheDir } from './ensure-cli.js';
@@ -26,6 +26,8 @@ export interface Cluster {
   nodes: ProductionServer[];
   front: Front;
   certs: ClusterCerts;
+  /** The servers' GPU_FLEET_REVOKED_HOSTS_FILE: a label written here is refused within 10 s. */
+  revokedHostsFile: string;
   stop(): Promise<void>;
 }
 
@@ -33,6 +35,8 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
   const dir = path.join(cacheDir(), 'production-engine', o.storeDatabase, 'cluster');
   mkdirSync(dir, { recursive: true });
   const certs = makeClusterCerts(dir);
+  const revokedHostsFile = path.join(dir, 'revoked-hosts');
+  writeFileSync(revokedHostsFile, '');
   const tls = {
     caFile: certs.caFile,
     certFile: certs.server.certFile,
@@ -59,6 +63,7 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
           node: `node${i}`,
           tls,
           hostTokenKey: o.hostTokenKey,
+          revokedHostsFile,
           ...(o.log ? { log: o.log } : {}),
         }),
       );
@@ -74,5 +79,5 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
     await stop();
     throw err;
   }
-  return { nodes, front, certs, stop };
+  return { nodes, front, certs, revokedHostsFile, stop };
 }

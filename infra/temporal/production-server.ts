@@ -43,6 +43,8 @@ export interface ProductionServerOptions {
   tls?: FrontendTls;
   /** GPU_FLEET_HOST_TOKEN_KEY: what host tokens are verified with; without it the server refuses every one. */
   hostTokenKey?: string;
+  /** GPU_FLEET_REVOKED_HOSTS_FILE: labels of retired rentals, whose tokens the server refuses (reread every 10 s). */
+  revokedHostsFile?: string;
   log?: (msg: string) => void;
 }
 
@@ -165,12 +167,16 @@ export async function startProductionServer(opts: ProductionServerOptions = {}):
   };
 }
 
-/** Our authorizer's settings (infra/temporal/server/hostauth/config.go), always all three: none is inherited. */
+/**
+ * Our authorizer's settings (infra/temporal/server/hostauth/config.go), always these four: none is
+ * inherited. The per-host limits and the token lifetime keep their defaults.
+ */
 function authEnv(opts: ProductionServerOptions): Record<string, string> {
   return {
     GPU_FLEET_HOST_TOKEN_KEY: opts.hostTokenKey ?? '',
     GPU_FLEET_CONTROL_SUBJECTS: opts.tls?.controlSubjects.join(',') ?? '',
     GPU_FLEET_ANONYMOUS: opts.tls ? 'deny' : 'control',
+    GPU_FLEET_REVOKED_HOSTS_FILE: opts.revokedHostsFile ?? '',
   };
 }
 
@@ -227,7 +233,12 @@ async function prepareDatabase(
 function dynamicConfig(): Record<string, { value: unknown }[]> {
   // Every GPU host long-polls its own queue: the default 1200 concurrent polls per namespace run out near
   // 1000 hosts (the dev server and infra/k8s raise it the same way).
-  return { 'frontend.namespaceCount': [{ value: MAX_NAMESPACE_POLLS }] };
+  // A host over its own call rate (our authorizer, per token) gets RESOURCE_EXHAUSTED, so its SDK backs
+  // off, instead of upstream's generic PERMISSION_DENIED for an authorizer error.
+  return {
+    'frontend.namespaceCount': [{ value: MAX_NAMESPACE_POLLS }],
+    'frontend.exposeAuthorizerErrors': [{ value: true }],
+  };
 }
 
 async function staticConfig(p: {

@@ -64,7 +64,9 @@ export function verifyHostToken(
   const sig = token.slice(dot + 1);
   const want = tag(key, token.slice(0, dot));
   const got = /^[A-Za-z0-9_-]*$/.test(sig) ? Buffer.from(sig, 'base64url') : Buffer.alloc(0);
-  if (got.length !== want.length || !timingSafeEqual(got, want)) return { ok: false, error: 'signature' };
+  // One spelling per token, as the server's strict decoder: unused bits of the last character must be zero.
+  const canonical = got.toString('base64url') === sig;
+  if (got.length !== want.length || !timingSafeEqual(got, want) || !canonical) return { ok: false, error: 'signature' };
   const claims = readHostToken(token);
   if (!claims) return { ok: false, error: 'malformed' };
   if (nowMs >= claims.expiresAtSec * 1000) return { ok: false, error: 'expired' };
