@@ -1,0 +1,124 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { ApplicationFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { DefaultLogger } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createGpuHostActivities } from '../../activities/gpu-host/activities.js';
+import { DaemonSupervisor } from '../../activities/gpu-host/daemon.js';
+import { ProductionRunner } from '../../activities/gpu-host/production.js';
+import { HostScenarioSchema } from '../../infra/sim/scenario.js';
+import { type SimDaemon, startSimDaemon } from '../../infra/sim/cuzk/server.js';
+import { freePort } from '../../infra/temporal/dev-server.js';
+import { waitUntil } from '../../infra/dev/poll.js';
+import { FailureType } from '../../workflows/domain/failures.js';
+
+/**
+ * A daemon that answers, but not within the contract (the simulator's `badResponses` fault, served
+ * in-process over the real proto): the host's proof step names what is wrong, as the type the
+ * lifecycle kills with, and the host keeps answering afterwards so its diagnostics can be collected.
+ */
+
+let dir = '';
+const daemons: SimDaemon[] = [];
+const log: string[] = [];
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'bad-daemon-'));
+  await writeFile(
+    path.join(dir, 'c1.json'),
+    JSON.stringify({ SectorNum: 1, Phase1Out: 'AAAA', SectorSize: 34_359_738_368 }),
+  );
+});
+afterAll(async () => {
+  for (const d of daemons) d.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** A simulated daemon with `badResponses`, ready on a port of its own, and host activities over it. */
+async function hostOver(badResponses: 'garbage' | 'oversized') {
+  const listen = `127.0.0.1:${await freePort()}`;
+  const scenario = HostScenarioSchema.parse({ startupSec: 0, proofSec: 1, faults: { badResponses } });
+  daemons.push(
+    startSimDaemon({
+      cfg: { listen, paramCache: dir, partitionWorkers: 2 },
+      scenario,
+      scale: 0.001,
+      gpuName: 'RTX 4090',
+      numGpus: 1,
+      log: (line) => log.push(line),
+      die: () => {
+        throw new Error('the simulated daemon died');
+      },
+    }),
+  );
+  const supervisor = new DaemonSupervisor({
+    command: ['true'],
+    listenAddress: listen,
+    workDir: dir,
+    paramCacheDir: dir,
+  });
+  vi.spyOn(supervisor, 'stop').mockResolvedValue(undefined);
+  const acts = createGpuHostActivities({
+    supervisor,
+    production: new ProductionRunner(['true'], path.join(dir, 'production.log')),
+    cuzkAddress: listen,
+    paramfetchCommand: ['true'],
+    c1Path: path.join(dir, 'c1.json'),
+    minerId: 1000,
+    workDir: dir,
+    fitness: { nvidiaSmi: ['false'], diskFree: ['false'], diskWrite: ['false'], sampleUrl: null, paramCacheDir: dir },
+  });
+  const env = () => new MockActivityEnvironment({ heartbeatTimeoutMs: 60_000 }, { logger: new DefaultLogger('ERROR') });
+  // The daemon is up once it answers GetStatus (the proxy in front listens after its startup).
+  await waitUntil(
+    'the simulated daemon',
+    () =>
+      env()
+        .run(() => acts.sampleDaemon())
+        .then(
+          () => true,
+          () => false,
+        ),
+    {
+      timeoutMs: 10_000,
+      intervalMs: 50,
+    },
+  );
+  return { acts, env };
+}
+
+async function failureOf(p: Promise<unknown>): Promise<ApplicationFailure> {
+  const err = await p.then(
+    () => new Error('expected the proof step to fail'),
+    (e: unknown) => e,
+  );
+  if (!(err instanceof ApplicationFailure)) throw err;
+  return err;
+}
+
+describe('a daemon returning garbage or oversized messages', () => {
+  it('garbage: ProofFailed naming every bad field; the host still answers', async () => {
+    const { acts, env } = await hostOver('garbage');
+    const f = await failureOf(env().run(() => acts.warmupProof({ step: 'warmup', proofDeadlineSec: 30 })));
+    expect(f.type).toBe(FailureType.ProofFailed);
+    expect(f.message).toContain('malformed response');
+    expect(f.message).toContain('result.job_id');
+    expect(f.message).toContain('result.proof: empty');
+    expect(f.message).toContain('result.total_ms');
+    expect(log.some((l) => l.includes('corrupted result'))).toBe(true);
+    // Survived the bad answer: the next call is served.
+    expect(await env().run(() => acts.sampleDaemon())).toMatchObject({ completed: 1 });
+  });
+
+  it('oversized: refused at the 128 MiB limit as a transport error, not buffered; the host still answers', async () => {
+    const { acts, env } = await hostOver('oversized');
+    const f = await failureOf(env().run(() => acts.warmupProof({ step: 'warmup', proofDeadlineSec: 30 })));
+    expect(f.type).toBe(FailureType.DaemonTransportError);
+    expect(f.message).toContain('RESOURCE_EXHAUSTED');
+    const details = f.details?.[0] as { diagnostics?: { grpcMessage?: string } } | undefined;
+    expect(details?.diagnostics?.grpcMessage).toMatch(/larger than max/i);
+    expect(await env().run(() => acts.sampleDaemon())).toMatchObject({ completed: 1 });
+  });
+});
