@@ -16,6 +16,9 @@ import { type OldLive, type OldOffer, oldPolicyChoice } from './old-policy.js';
 
 export type RunPolicy = 'old' | 'ours';
 
+/** Wall seconds the scaler watches new lifecycles for a taken offer, on the real stack. */
+export const STACK_OFFER_CHECK_SEC = 5;
+
 /** One rental as the day ended: what the simulator billed and what the store recorded. */
 export interface Rental {
   offerId: number;
@@ -127,7 +130,7 @@ export async function runMarketDay(
       maxConcurrentBenchmarks: F.maxConcurrentBenchmarks.value,
       explorationSlots: F.explorationSlots.value,
       minRate: F.minRate.value / scale,
-      offerCheckSec: 5,
+      offerCheckSec: STACK_OFFER_CHECK_SEC,
       filter: MARKET_FILTER,
       lifecycle: { ...lifecycle, diskGb: F.diskGb.value },
     };

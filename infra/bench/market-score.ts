@@ -42,7 +42,7 @@ export interface PolicyScore {
 const STEP_H = 1 / 60;
 
 /** A promoted host's true proofs/h `age` hours after it started running (0 once preempted). */
-function rateAt(m: MarketOffer, age: number, bootH: number): number {
+export function rateAt(m: MarketOffer, age: number, bootH: number): number {
   if (m.preemptAfterH !== null && age >= m.preemptAfterH) return 0;
   const degraded = m.degradeAfterH !== null && age - bootH >= m.degradeAfterH;
   return m.trueRate / (degraded ? 3 : 1);

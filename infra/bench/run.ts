@@ -10,6 +10,9 @@ import { marketBench, type MarketResult, marketTable } from './market-bench.js';
 import { moneyBench } from './money.js';
 import { scaleBench } from './scale.js';
 import { DEFAULT_MIN_RATE } from '../../workflows/domain/policy/defaults.js';
+import { z } from 'zod';
+import { MARKET_PARAMS } from './market-params.js';
+import { policyBench, type PolicyBenchResult, printPolicyBench } from './policy-bench.js';
 
 /**
  * `npm run bench`: measures the fleet through the real dev server, Postgres and the simulators.
@@ -20,9 +23,10 @@ import { DEFAULT_MIN_RATE } from '../../workflows/domain/policy/defaults.js';
  * Results: infra/bench/results/<smoke|full>-<date>.json and tables on stdout.
  */
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const USAGE = `usage: npm run bench -- [--smoke] [--only money|scale|market] [--n 10,100,500,1000]
+const USAGE = `usage: npm run bench -- [--smoke] [--only money|scale|market|policy] [--n 10,100,500,1000]
   [--time-scale 0.7] [--money-time-scale 0.05] [--ramp-per-sec 1.5] [--hosts-per-farm 250]
-  [--market-hours 24] [--market-time-scale 0.04]
+  [--market-hours 24] [--market-time-scale 0.04] [--market-policies old,ours] [--market-seed 28]
+  [--policy-hours 24] [--policy-seeds 28,1,2,3,4,7001,7002] [--policy-as-stack 0.04]
   --smoke             small and quick (CI): 3 hosts for money, n=4 for scale, 1 simulated hour of market
   --only              run one part
   --n                 fleet sizes for the scale part (default 10,100,500,1000)
@@ -31,9 +35,42 @@ const USAGE = `usage: npm run bench -- [--smoke] [--only money|scale|market] [--
   --ramp-per-sec      lifecycle starts per second in the scale part (default 1.5)
   --market-hours      simulated hours of the market day (default 24)
   --market-time-scale SIM_TIME_SCALE of the market part (default 0.04: 24 h in about 58 min per policy)
+  --market-policies   which policies the market part runs on the real stack (default old,ours)
+  --market-seed       the market's seed (default 28, market-params.ts)
+  --policy-hours      simulated hours of the policy evaluator's day (default 24; --only policy, no services)
+  --policy-seeds      the evaluator's seeds (default: policy-bench.ts, two of them untuned)
+  --policy-as-stack   run the evaluator's lifecycles with the real-stack day's configuration at this
+                      time scale (its compressed timeouts' floors, its heartbeat timeout), to check it
+                      against a real-stack run
   --hosts-per-farm    simulated machines per host-farm process (default 250; 100 was measured at
                       N=1000 and did no better: README, Benchmarks)
 Set DATABASE_URL to use a Postgres server instead of the embedded one.`;
+
+const seedList = z
+  .string()
+  .regex(/^\d+(,\d+)*$/, 'comma-separated non-negative integers')
+  .transform((s) => [...new Set(s.split(',').map(Number))]);
+
+/** The flags added with the policy evaluator, checked at the boundary. */
+const ExtraFlagsSchema = z.object({
+  marketPolicies: z
+    .string()
+    .transform((s) => s.split(','))
+    .pipe(z.array(z.enum(['old', 'ours'])).min(1)),
+  marketSeed: z.coerce.number().int().nonnegative(),
+  policyHours: z.coerce.number().positive().max(24),
+  policySeeds: seedList.optional(),
+  policyAsStack: z.coerce.number().positive().max(1).optional(),
+});
+
+const FLAG_NAMES: Record<string, string> = {
+  marketPolicies: 'market-policies',
+  marketSeed: 'market-seed',
+  policyHours: 'policy-hours',
+  policySeeds: 'policy-seeds',
+  policyAsStack: 'policy-as-stack',
+};
+const flagName = (path: readonly PropertyKey[]) => FLAG_NAMES[String(path[0])] ?? String(path[0]);
 
 function options() {
   const { values } = parseArgs({
@@ -47,6 +84,11 @@ function options() {
       'hosts-per-farm': { type: 'string', default: '250' },
       'market-hours': { type: 'string', default: '24' },
       'market-time-scale': { type: 'string', default: '0.04' },
+      'market-policies': { type: 'string', default: 'old,ours' },
+      'market-seed': { type: 'string', default: String(MARKET_PARAMS.seed) },
+      'policy-hours': { type: 'string', default: '24' },
+      'policy-seeds': { type: 'string' },
+      'policy-as-stack': { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -58,8 +100,16 @@ function options() {
     console.log(USAGE);
     process.exit(0);
   }
-  if (values.only !== undefined && !['money', 'scale', 'market'].includes(values.only))
-    fail(`--only: money, scale or market, got ${values.only}`);
+  if (values.only !== undefined && !['money', 'scale', 'market', 'policy'].includes(values.only))
+    fail(`--only: money, scale, market or policy, got ${values.only}`);
+  const extra = ExtraFlagsSchema.safeParse({
+    marketPolicies: values['market-policies'],
+    marketSeed: values['market-seed'],
+    policyHours: values['policy-hours'],
+    policySeeds: values['policy-seeds'],
+    policyAsStack: values['policy-as-stack'],
+  });
+  if (!extra.success) fail(extra.error.issues.map((i) => `--${flagName(i.path)}: ${i.message}`).join('\n'));
   const ns = values.n.split(',').map(Number);
   if (ns.some((n) => !Number.isInteger(n) || n < 1 || n > 5000)) fail(`--n: integers 1..5000, got ${values.n}`);
   const timeScale = Number(values['time-scale']);
@@ -82,6 +132,8 @@ function options() {
     money: values.only === undefined || values.only === 'money',
     scale: values.only === undefined || values.only === 'scale',
     market: values.only === undefined || values.only === 'market',
+    policy: values.only === undefined || values.only === 'policy',
+    ...extra.data!,
     marketHours: values.smoke ? 1 : marketHours,
     marketTimeScale: values.smoke ? 0.01 : marketTimeScale,
     ns: values.smoke ? [4] : ns,
@@ -94,6 +146,7 @@ function options() {
 
 async function main() {
   const opt = options();
+  const loadAtStart = os.loadavg().map((x) => Math.round(x * 100) / 100);
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const catalogue = CatalogueSchema.parse(
     JSON.parse(readFileSync(path.join(ROOT, 'infra/sim/scenarios/demo.json'), 'utf8')),
@@ -126,10 +179,25 @@ async function main() {
     rmSync(partial, { force: true });
   }
   let market: MarketResult | null = null;
-  if (opt.market) market = await marketBench({ hours: opt.marketHours, timeScale: opt.marketTimeScale });
+  if (opt.market)
+    market = await marketBench({
+      hours: opt.marketHours,
+      timeScale: opt.marketTimeScale,
+      seed: opt.marketSeed,
+      policies: opt.marketPolicies,
+    });
+  let policy: PolicyBenchResult | null = null;
+  if (opt.policy)
+    policy = policyBench({
+      hours: opt.policyHours,
+      ...(opt.policySeeds ? { seeds: opt.policySeeds } : {}),
+      ...(opt.policyAsStack !== undefined ? { asStackScale: opt.policyAsStack } : {}),
+    });
   const result = {
     date: new Date().toISOString(),
     machine: {
+      // The load the run shared the machine with (1, 5, 15 min), at its start and its end.
+      loadAverage: { start: loadAtStart, end: os.loadavg().map((x) => Math.round(x * 100) / 100) },
       cpus: os.cpus().length,
       cpuModel: os.cpus()[0]?.model,
       memGiB: Math.round(os.totalmem() / 2 ** 30),
@@ -140,19 +208,22 @@ async function main() {
     money,
     scale,
     market,
+    policy,
   };
   mkdirSync(RESULTS_DIR, { recursive: true });
   // A scale-only run names its sizes, so runs of different sizes on one day do not overwrite each other.
-  const part =
-    opt.money && opt.scale && opt.market
-      ? ''
-      : opt.money && !opt.scale && !opt.market
-        ? '-money'
-        : opt.scale && !opt.money && !opt.market
-          ? `-scale-n${opt.ns.join('-')}`
-          : opt.market && !opt.money && !opt.scale
-            ? `-market-${opt.marketHours}h`
-            : '';
+  const only = [opt.money, opt.scale, opt.market, opt.policy].filter(Boolean).length === 1;
+  const part = !only
+    ? ''
+    : opt.money
+      ? '-money'
+      : opt.scale
+        ? `-scale-n${opt.ns.join('-')}`
+        : opt.market
+          ? `-market-${opt.marketHours}h${opt.marketPolicies.length === 1 ? `-${opt.marketPolicies[0]}` : ''}`
+          : opt.policyAsStack !== undefined
+            ? `-policy-as-stack-${opt.policyHours}h`
+            : '-policy';
   const base = path.join(RESULTS_DIR, `${opt.smoke ? 'smoke' : 'full'}-${result.date.slice(0, 10)}${part}`);
   const file = opt.smoke ? `${base}.json` : unusedName(base);
   writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
@@ -195,6 +266,7 @@ async function main() {
     console.log('$ per proof above the oracle, by cause:');
     console.table(market.distanceToOracle);
   }
+  if (policy) printPolicyBench(policy);
   console.log(`\nwritten to ${path.relative(ROOT, file)}`);
   const bad =
     (money !== null && (money.wronglyKilledHealthy.length > 0 || money.undecided > 0 || money.leftRunning > 0)) ||
@@ -202,7 +274,7 @@ async function main() {
       (r) => r.decided < r.n || r.instancesLeftRunning > 0 || r.rentedTwice > 0 || r.wrongVerdicts.length > 0,
     ) ||
     // The market measures policies; only a leak of ours fails the run (the goals are reported, not enforced).
-    (market !== null && market.policies.ours.leftRunning > 0);
+    (market !== null && (market.policies.ours?.leftRunning ?? 0) > 0);
   if (bad) process.exitCode = 1;
 }
 

@@ -1,0 +1,128 @@
+import { isFailureType } from '../../../workflows/domain/failures.js';
+import { countsAgainstMachine, markFor } from '../../../workflows/domain/policy/bad-machine-rule.js';
+import type { Standing } from '../../../workflows/domain/policy/early-promote-plan.js';
+import type { OpenRentalRow } from '../../../workflows/domain/policy/fleet-figures.js';
+import type { PerfHistory } from '../../../workflows/domain/policy/offer-ranking.js';
+import { FAILURE_VERDICTS, type Verdict } from '../../../workflows/domain/policy/verdicts.js';
+
+/** A rental as the store keeps it (the `instances` table), times in seconds into the day. */
+export interface StoreRow extends OpenRentalRow {
+  rentalKey: string;
+  offerId: number;
+  machineId: number;
+  failureType: string | null;
+  verdict: Verdict | null;
+  destroyed: boolean;
+  updatedAtSec: number;
+}
+
+/**
+ * The store's state the policy reads, in memory: rentals, the last benchmark per machine (host_perf),
+ * failure counts and marks with their expiry. What each query returns restates the SQL in
+ * activities/store/queries.ts (the SQL is not importable as a function); every rule it applies — the
+ * verdict table, the bad-machine rule, the marks' expiry — is the product's own, imported.
+ */
+export class EvalStore {
+  readonly rows = new Map<string, StoreRow>();
+  private readonly perf = new Map<number, { gpuName: string; numGpus: number; lastRate: number }>();
+  private readonly failures = new Map<string, number>();
+  /** Machine -> when its mark expires (seconds into the day), null for a mark that stands. */
+  private readonly marks = new Map<number, number | null>();
+
+  open(row: Omit<StoreRow, 'outcome' | 'failureType' | 'verdict' | 'destroyed' | 'benchRate'>): void {
+    this.rows.set(row.rentalKey, {
+      ...row,
+      outcome: null,
+      failureType: null,
+      verdict: null,
+      destroyed: false,
+      benchRate: null,
+    });
+  }
+
+  /** rentedRows: not destroyed, promoted or without a verdict. */
+  rented(): StoreRow[] {
+    return [...this.rows.values()].filter((r) => !r.destroyed && (r.outcome === null || r.outcome === 'promoted'));
+  }
+
+  /** upsertBenchmark: the rental's bench rate and the machine's last rate. */
+  benchmarked(key: string, gpuName: string, numGpus: number, rate: number, atSec: number): void {
+    const r = this.rows.get(key)!;
+    r.benchRate = rate;
+    r.updatedAtSec = atSec;
+    this.perf.set(r.machineId, { gpuName, numGpus, lastRate: rate });
+  }
+
+  /** perfHistory (activities/store/activities.ts): by machine, and per GPU of each model (mean). */
+  perfHistory(): PerfHistory {
+    const byMachine: Record<string, number> = {};
+    const sums: Record<string, { total: number; n: number }> = {};
+    for (const [machineId, p] of this.perf) {
+      byMachine[String(machineId)] = p.lastRate;
+      const s = (sums[p.gpuName] ??= { total: 0, n: 0 });
+      s.total += p.lastRate / Math.max(1, p.numGpus);
+      s.n++;
+    }
+    const perGpuByModel = Object.fromEntries(Object.entries(sums).map(([k, v]) => [k, v.total / v.n]));
+    return { byMachine, perGpuByModel };
+  }
+
+  /** listBadMachineIds: marked and the mark not expired. */
+  badMachines(nowSec: number): number[] {
+    return [...this.marks].filter(([, exp]) => exp === null || exp > nowSec).map(([id]) => id);
+  }
+
+  /** machineStanding: bad while marked, on probation once an expiring mark has run out. */
+  standing(machineId: number, nowSec: number): Standing {
+    if (!this.marks.has(machineId)) return 'good';
+    const exp = this.marks.get(machineId)!;
+    return exp === null || exp > nowSec ? 'bad' : 'probation';
+  }
+
+  /** restingMachines: inconclusive more than `retries` times of a retry type in the window, or once of another. */
+  resting(nowSec: number, windowSec: number, retries: number): number[] {
+    const counts = new Map<number, { retry: number; other: number }>();
+    for (const r of this.rows.values()) {
+      if (r.verdict !== 'inconclusive' || r.updatedAtSec <= nowSec - windowSec) continue;
+      const c = counts.get(r.machineId) ?? { retry: 0, other: 0 };
+      const retry = r.failureType !== null && isFailureType(r.failureType) && FAILURE_VERDICTS[r.failureType].retry;
+      if (retry) c.retry++;
+      else c.other++;
+      counts.set(r.machineId, c);
+    }
+    return [...counts].filter(([, c]) => c.retry > retries || c.other > 0).map(([id]) => id);
+  }
+
+  /** recordOutcome: the verdict once (a promoted rental may be killed later), then the bad-machine rule. */
+  finish(key: string, failureType: string | null, atSec: number, transientMarkSec: number): void {
+    const r = this.rows.get(key)!;
+    if (r.outcome !== null && !(r.outcome === 'promoted' && failureType !== null)) return;
+    r.outcome = failureType === null ? 'promoted' : 'killed';
+    r.failureType = failureType;
+    r.verdict =
+      failureType === null ? 'promote' : isFailureType(failureType) ? FAILURE_VERDICTS[failureType].verdict : 'kill';
+    r.updatedAtSec = atSec;
+    if (failureType === null) return this.passProbation(r.machineId, atSec);
+    if (!countsAgainstMachine(failureType)) return;
+    const k = `${r.machineId}/${failureType}`;
+    const count = (this.failures.get(k) ?? 0) + 1;
+    this.failures.set(k, count);
+    const d = markFor(failureType, count, transientMarkSec);
+    if (!d.mark) return;
+    const standing = this.marks.get(r.machineId);
+    // A mark that stands is never shortened by a later expiring one (markBad).
+    if (this.marks.has(r.machineId) && standing === null) return;
+    this.marks.set(r.machineId, d.expiresInSec === null ? null : atSec + d.expiresInSec);
+  }
+
+  destroyed(key: string): void {
+    this.rows.get(key)!.destroyed = true;
+  }
+
+  private passProbation(machineId: number, nowSec: number): void {
+    const exp = this.marks.get(machineId);
+    if (exp === undefined || exp === null || exp > nowSec) return;
+    this.marks.delete(machineId);
+    for (const k of [...this.failures.keys()]) if (k.startsWith(`${machineId}/`)) this.failures.delete(k);
+  }
+}
