@@ -1,5 +1,5 @@
 import { log, round } from './common.js';
-import { type RunPolicy, runMarketDay } from './market-day.js';
+import { type DayRun, type RunPolicy, runMarketDay } from './market-day.js';
 import { MARKET_PARAMS } from './market-params.js';
 import { distance, oracleScore, type PolicyScore, scoreRun } from './market-score.js';
 import { generateMarket } from './market.js';
@@ -29,11 +29,13 @@ export async function marketBench(o: {
     bootH,
   };
   const runs: Partial<Record<RunPolicy, PolicyScore>> = {};
+  const rentals: Partial<Record<RunPolicy, RentalLine[]>> = {};
   for (const policy of o.policies ?? (['old', 'ours'] as const)) {
     log(`market: ${policy} policy, ${o.hours} simulated h at time scale ${o.timeScale}`);
     const t = Date.now();
     const day = await runMarketDay(policy, market, o);
     runs[policy] = scoreRun(day, market, scoreOpts);
+    rentals[policy] = rentalLines(day, o.timeScale);
     log(`market: ${policy} done in ${Math.round((Date.now() - t) / 1000)} s`);
   }
   const orc = oracleScore(
@@ -56,6 +58,8 @@ export async function marketBench(o: {
     timeScale: o.timeScale,
     target: { rate: F.targetRate.value, maxDph: F.maxDph.value, minRate: F.minRate.value },
     policies,
+    /** Each rental of each policy in simulated hours, for comparing a run rental by rental (the evaluator's too). */
+    rentals,
     /** $ per delivered proof above the oracle's, by cause. */
     distanceToOracle: {
       ours: policies.ours ? rounded(distance(policies.ours, orc)) : null,
@@ -67,6 +71,26 @@ export async function marketBench(o: {
       timeToTargetOursOverOracle: ratio(policies.ours?.timeToTargetH ?? null, orc.timeToTargetH),
     },
   };
+}
+
+/** One rental in simulated hours from the day's start; null where it never got there. */
+export interface RentalLine {
+  offerId: number;
+  runningH: number | null;
+  promotedH: number | null;
+  endH: number;
+  verdict: string;
+}
+
+export function rentalLines(day: DayRun, timeScale: number): RentalLine[] {
+  const h = (at: number | null) => (at === null ? null : round((at - day.t0) / 3600_000 / timeScale, 3));
+  return day.rentals.map((r) => ({
+    offerId: r.offerId,
+    runningH: h(r.runningAt),
+    promotedH: h(r.promotedAt),
+    endH: h(r.endAt)!,
+    verdict: r.failureType ?? r.outcome ?? 'no verdict at day end',
+  }));
 }
 
 const ratio = (a: number | null, b: number | null) => (a !== null && b !== null && b > 0 ? round(a / b, 3) : null);
