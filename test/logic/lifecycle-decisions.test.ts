@@ -209,17 +209,26 @@ describe.concurrent('the lifecycle decides, with every activity a stub', () => {
   });
 
   it.each([
-    ['PriceAboveBudget', { instanceState: () => ({ status: 'running', dph: 0.9 }) }],
-    ['HostLost', { instanceState: () => ({ status: 'offline', dph: 0.5 }) }],
+    // The budget: the rented price + 20 % unless the request says (0.5 $/h rented here).
+    [
+      'PriceAboveBudget',
+      { instanceState: () => ({ status: 'running', dph: 0.9 }) },
+      { dph: 0.9, maxDph: 0.6, rentedAt: 0.5 },
+    ],
+    ['HostLost', { instanceState: () => ({ status: 'offline', dph: 0.5 }) }, {}],
     [
       'RateDegraded',
       { host: { sampleDaemon: async () => ({ completed: 1, failed: 0, uptimeSec: 1, at: Date.now() }) } },
+      // The floor: 80 % of the default minRate of 29 proofs/h, judged over two low windows.
+      { floorRate: 23.2, samples: 2 },
     ],
-  ] as const)('the watch kills a promoted host: %s', async (type, scenario) => {
+  ] as const)('the watch kills a promoted host: %s', async (type, scenario, details) => {
     const run = await env.start(scenario, { watch: { intervalSec: 0.2, windowSamples: 2, degradedSamples: 2 } });
     const f = await run.failure();
     expect(f.type).toBe(type);
     expect(f.message).toContain('during promoted');
+    expect(f.details?.[0]).toMatchObject(details);
+    if (type === 'RateDegraded') expect((f.details?.[0] as { rate: number }).rate).toBeLessThan(23.2);
     expect(outcome(run).map((o) => o.outcome)).toEqual(['promoted', 'killed']);
     expect(run.count('destroyInstance')).toBe(1);
   });
