@@ -1,7 +1,7 @@
 import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { FitnessMeasurement } from '../../workflows/domain/policy/fitness.js';
-import { NVIDIA_SMI_GPU_QUERY, parseNvidiaSmiBanner, parseNvidiaSmiCsv } from './hardware.js';
+import type { FitnessMeasurement, UnreadableProbe } from '../../workflows/domain/policy/fitness.js';
+import { measureGpus, trimOutput } from './fitness-gpus.js';
 import { startHeartbeatTicker } from './heartbeat-ticker.js';
 import { runCommand } from './run-command.js';
 import type { SpawnHostProcess } from './spawn.js';
@@ -42,56 +42,52 @@ export async function measureFitness(
   const stopTicker = startHeartbeatTicker(ctx, () => ({ probe, elapsedMs: Date.now() - started }));
   try {
     await mkdir(p.paramCacheDir, { recursive: true });
-    const gpu = await measureGpus(p, timeoutMs);
+    const { unreadable: smi, ...gpu } = await measureGpus(p.nvidiaSmi, timeoutMs, p.spawn);
     probe = 'disk-free';
     const disk = await measureDiskFree(p, timeoutMs);
     probe = 'disk-write';
     const diskWrite = await measureDiskWrite(p, input.diskProbeMiB, timeoutMs);
     probe = 'download';
     const download = p.sampleUrl ? await measureDownload(p.sampleUrl, input.downloadSampleMiB, timeoutMs, ctx) : null;
-    return { ...gpu, disk, diskWrite, download, elapsedMs: Date.now() - started };
+    const unreadable = [smi, disk.unreadable, diskWrite.unreadable].filter((u): u is UnreadableProbe => u !== null);
+    return {
+      ...gpu,
+      disk: disk.value,
+      diskWrite: diskWrite.value,
+      download,
+      unreadable,
+      elapsedMs: Date.now() - started,
+    };
   } finally {
     stopTicker();
   }
 }
 
-async function measureGpus(p: FitnessProbes, timeoutMs: number) {
-  const none = { gpus: [], driverVersion: null, cudaVersion: null };
-  // The banner first: with a broken driver it is where nvidia-smi says so ("couldn't communicate with the NVIDIA driver").
-  const banner = await runCommand(p.nvidiaSmi, timeoutMs, p.spawn);
-  if (banner.code !== 0) {
-    const why =
-      banner.startError ?? (banner.timedOut ? `no answer within ${timeoutMs / 1000} s` : `exit ${banner.code}`);
-    return { ...none, driverError: `${why}: ${firstLines(banner.stdout + banner.stderr)}` };
-  }
-  const query = await runCommand([...p.nvidiaSmi, ...NVIDIA_SMI_GPU_QUERY], timeoutMs, p.spawn);
-  if (query.code !== 0) {
-    return { ...none, driverError: `GPU query exit ${query.code}: ${firstLines(query.stdout + query.stderr)}` };
-  }
-  try {
-    const gpus = parseNvidiaSmiCsv(query.stdout).map(({ index, name, memoryMiB }) => ({ index, name, memoryMiB }));
-    return { ...parseNvidiaSmiBanner(banner.stdout), gpus, driverError: null };
-  } catch (err) {
-    return { ...none, driverError: err instanceof Error ? err.message : String(err) };
-  }
-}
+type Probed<T> = { value: T; unreadable: UnreadableProbe | null };
 
-async function measureDiskFree(p: FitnessProbes, timeoutMs: number): Promise<FitnessMeasurement['disk']> {
+/** Free bytes of the cache's filesystem; a df we could not run or read is unreadable, not a full disk. */
+async function measureDiskFree(p: FitnessProbes, timeoutMs: number): Promise<Probed<FitnessMeasurement['disk']>> {
   const r = await runCommand([...p.diskFree, p.paramCacheDir], timeoutMs, p.spawn);
   const last = r.stdout.trim().split('\n').pop() ?? '';
   const m = /^\s*(\d+)\s+(\d+)\s*$/.exec(last);
   if (r.code !== 0 || !m) {
-    return { path: p.paramCacheDir, error: r.startError ?? `exit ${r.code}: ${firstLines(r.stdout + r.stderr)}` };
+    const why = r.startError ?? (r.timedOut ? `no answer within ${timeoutMs / 1000} s` : `exit ${r.code}`);
+    const output = trimOutput(r.stdout + r.stderr);
+    return { value: null, unreadable: { probe: 'disk-free', why: `${why} at ${p.paramCacheDir}`, output } };
   }
-  return { path: p.paramCacheDir, freeBytes: Number(m[1]), totalBytes: Number(m[2]) };
+  const value = { path: p.paramCacheDir, freeBytes: Number(m[1]), totalBytes: Number(m[2]) };
+  return { value, unreadable: null };
 }
 
-/** A write cut short by the deadline still measures: what reached the file in that time. */
+/**
+ * A write cut short by the deadline still measures: what reached the file in that time. A dd that ran
+ * and failed is the host's disk refusing the write; one that could not start is unreadable.
+ */
 async function measureDiskWrite(
   p: FitnessProbes,
   mib: number,
   timeoutMs: number,
-): Promise<FitnessMeasurement['diskWrite']> {
+): Promise<Probed<FitnessMeasurement['diskWrite']>> {
   const file = path.join(p.paramCacheDir, '.fitness-write-probe');
   try {
     const r = await runCommand([...p.diskWrite, `of=${file}`, `count=${mib}`], timeoutMs, p.spawn);
@@ -100,10 +96,14 @@ async function measureDiskWrite(
         (s) => s.size,
         () => 0,
       );
-      return { bytes: written, ms: r.ms };
+      return { value: { bytes: written, ms: r.ms }, unreadable: null };
     }
-    if (r.code !== 0) return { error: r.startError ?? `exit ${r.code}: ${firstLines(r.stderr + r.stdout)}` };
-    return { bytes: mib * 2 ** 20, ms: r.ms };
+    if (r.startError !== undefined) {
+      return { value: null, unreadable: { probe: 'disk-write', why: r.startError, output: '' } };
+    }
+    if (r.code !== 0)
+      return { value: { error: `exit ${r.code}: ${firstLines(r.stderr + r.stdout)}` }, unreadable: null };
+    return { value: { bytes: mib * 2 ** 20, ms: r.ms }, unreadable: null };
   } finally {
     await rm(file, { force: true });
   }

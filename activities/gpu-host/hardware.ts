@@ -20,19 +20,8 @@ const GpuRow = z.object({
   uuid: z.string().optional(),
 });
 
-/** The query detect-hardware and the fitness gate both ask nvidia-smi. */
+/** The query detect-hardware asks nvidia-smi at the image's start (the fitness gate's reader: nvidia-smi.ts). */
 export const NVIDIA_SMI_GPU_QUERY = ['--query-gpu=index,name,memory.total,uuid', '--format=csv,noheader,nounits'];
-
-/**
- * Driver and CUDA versions from plain `nvidia-smi`'s banner, e.g.
- * "| NVIDIA-SMI 550.54.14    Driver Version: 550.54.14    CUDA Version: 12.4 |".
- * "CUDA Version" is the highest CUDA the driver supports (Vast's cuda_max_good).
- */
-export function parseNvidiaSmiBanner(text: string): { driverVersion: string | null; cudaVersion: number | null } {
-  const driver = /Driver Version:\s*([0-9.]+)/.exec(text)?.[1] ?? null;
-  const cuda = /CUDA Version:\s*([0-9]+(?:\.[0-9]+)?)/.exec(text)?.[1];
-  return { driverVersion: driver, cudaVersion: cuda === undefined ? null : Number(cuda) };
-}
 
 /**
  * Parses `nvidia-smi --query-gpu=index,name,memory.total,uuid --format=csv,noheader,nounits`

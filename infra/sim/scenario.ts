@@ -18,13 +18,19 @@ export const HostScenarioSchema = z.object({
   machine: z
     .object({
       gpus: z.number().int().nonnegative().optional(),
-      /** nvidia-smi's name; default "NVIDIA <gpu_name>". */
+      /** nvidia-smi's name; default the name nvidia-smi gives the offer's model (gpu-names.ts), else "NVIDIA <gpu_name>". */
       gpuName: z.string().min(1).optional(),
-      /** nvidia-smi's memory.total in MiB; default the offer's gpu_ram. */
-      vramMiB: z.number().int().positive().optional(),
-      driver: z.enum(['ok', 'broken', 'mismatch']).default('ok'),
-      /** default the offer's cuda_max_good, else 12.4. */
-      cudaVersion: z.number().positive().optional(),
+      /** nvidia-smi's memory.total in MiB, or N/A (printed [N/A]); default the offer's gpu_ram. */
+      vramMiB: z.union([z.number().int().positive(), z.literal('N/A')]).optional(),
+      /** How nvidia-smi answers: working, or one of the failures it documents, or output that is not its own. */
+      driver: z.enum(['ok', 'broken', 'mismatch', 'no-devices', 'gpu-lost', 'garbled']).default('ok'),
+      /** From 610 nvidia-smi prints the KMD banner ("KMD Version", "CUDA UMD Version") and knows kmd_version. */
+      driverVersion: z
+        .string()
+        .regex(/^\d+(\.\d+)+$/)
+        .default('550.54.14'),
+      /** The banner's CUDA version, or N/A; default the offer's cuda_max_good, else 12.4. */
+      cudaVersion: z.union([z.number().positive(), z.literal('N/A')]).optional(),
       diskFreeGiB: z.number().nonnegative().default(1500),
       diskWriteMBps: z.number().positive().default(2000),
       /**

@@ -6,9 +6,14 @@ import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBenchInput } from '../../activities/gpu-host/bench-input.js';
-import { measureFitness } from '../../activities/gpu-host/fitness.js';
+import { type FitnessProbes, measureFitness } from '../../activities/gpu-host/fitness.js';
 import type { StepContext } from '../../activities/gpu-host/step-keeper.js';
+import { z } from 'zod';
+import { simFitnessEnv } from '../../infra/sim/host-tools/env.js';
 import { SIM_C1_JSON, SIM_C1_SHA256 } from '../../infra/sim/net.js';
+import { FitnessPolicySchema, judgeFitness } from '../../workflows/domain/policy/fitness.js';
+import { simOffer } from '../helpers/offers.js';
+import { smiFixtures } from '../helpers/smi-fixtures.js';
 
 // The host side of the gate against this machine's real df and dd, a stand-in nvidia-smi, and a local
 // HTTP server that can serve, refuse or stall.
@@ -43,8 +48,8 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const probes = (over = {}) => ({
-  nvidiaSmi: [...SMI, 'ok', '12.4'],
+const probes = (over: Partial<FitnessProbes> = {}): FitnessProbes => ({
+  nvidiaSmi: [...SMI, 'ok', '12.4', '550.54.14'],
   diskFree: ['df', '--block-size=1', '--output=avail,size'],
   diskWrite: ['dd', 'if=/dev/zero', 'bs=1M', 'conv=fdatasync', 'status=none'],
   sampleUrl: `${base}/sample`,
@@ -52,35 +57,152 @@ const probes = (over = {}) => ({
   ...over,
 });
 const input = { diskProbeMiB: 8, downloadSampleMiB: 1, probeSec: 10 };
+const policy = FitnessPolicySchema.parse({});
+// This machine's own disk is measured where no stand-in is: judge its GPUs, not how full or busy it is.
+const thisMachine = FitnessPolicySchema.parse({ minFreeDiskGiB: 0.001, minDiskWriteMBps: 0.001 });
 
 describe('fitness probes on a real machine', () => {
   it('measures GPUs, driver, free disk (df), disk writes (dd) and a download', async () => {
     const m = await measureFitness(probes(), input, ctx);
     expect(m.driverError).toBeNull();
+    expect(m.unreadable).toEqual([]);
     expect(m.gpus).toEqual([
       { index: 0, name: 'NVIDIA A40', memoryMiB: 46068 },
       { index: 1, name: 'NVIDIA A40', memoryMiB: 46068 },
     ]);
-    expect(m.cudaVersion).toBe(12.4);
-    expect(m.driverVersion).toBe('550.54.14');
+    expect(m).toMatchObject({ cudaVersion: 12.4, driverVersion: '550.54.14', smiForm: 'driver' });
     expect(m.disk).toMatchObject({ path: path.join(dir, 'params') });
-    expect('freeBytes' in m.disk && m.disk.freeBytes > 0 && m.disk.totalBytes >= m.disk.freeBytes).toBe(true);
+    expect(m.disk !== null && m.disk.freeBytes > 0 && m.disk.totalBytes >= m.disk.freeBytes).toBe(true);
     expect(m.diskWrite).toMatchObject({ bytes: 8 * 2 ** 20 });
     expect(m.download).toMatchObject({ url: `${base}/sample`, bytes: 2 ** 20 });
     expect(beats.length).toBeGreaterThan(0);
   });
 
-  it('a driver that fails is reported with what nvidia-smi said; a missing tool or a 404 sample too', async () => {
-    const broken = await measureFitness(probes({ nvidiaSmi: [...SMI, 'mismatch', '12.4'] }), input, ctx);
-    expect(broken.driverError).toMatch(/exit 18: Failed to initialize NVML: Driver\/library version mismatch/);
-    expect(broken.gpus).toEqual([]);
-    const missing = await measureFitness(
-      probes({ nvidiaSmi: ['/nonexistent/nvidia-smi'], sampleUrl: `${base}/nope` }),
+  it('a tool that will not run, a df we cannot read, a dd that cannot start: unreadable, not the host', async () => {
+    const m = await measureFitness(
+      probes({
+        nvidiaSmi: ['/nonexistent/nvidia-smi'],
+        diskFree: ['bash', '-c', 'echo "df: cannot read table of mounted file systems" >&2; exit 1', 'df'],
+        diskWrite: ['/nonexistent/dd'],
+        sampleUrl: `${base}/nope`,
+      }),
       input,
       ctx,
     );
-    expect(missing.driverError).toMatch(/ENOENT/);
-    expect(missing.download).toEqual({ url: `${base}/nope`, error: 'sample URL answered HTTP 404', ours: true });
+    expect(m.driverError).toBeNull();
+    expect(m.unreadable.map((u) => u.probe)).toEqual(['nvidia-smi', 'disk-free', 'disk-write']);
+    expect(m.unreadable[0]?.why).toMatch(/ENOENT/);
+    expect(m.unreadable[1]?.output).toMatch(/cannot read table of mounted file systems/);
+    expect(m.disk).toBeNull();
+    expect(m.diskWrite).toBeNull();
+    expect(m.download).toEqual({ url: `${base}/nope`, error: 'sample URL answered HTTP 404', ours: true });
+    expect(judgeFitness(m, { gpuName: 'A40', numGpus: 2, gpuRamMb: 46068 }, policy).outcome).toBe('unreadable');
+  });
+
+  it('a dd that runs and fails is the host’s disk refusing the write: evidence', async () => {
+    const m = await measureFitness(
+      probes({ diskWrite: ['bash', '-c', 'echo "dd: error writing: No space left on device" >&2; exit 1', 'dd'] }),
+      input,
+      ctx,
+    );
+    expect(m.diskWrite).toEqual({ error: 'exit 1: dd: error writing: No space left on device' });
+    expect(m.unreadable).toEqual([]);
+  });
+});
+
+// Each form in test/fixtures/nvidia-smi played as nvidia-smi on the host, measured and judged as the
+// gate does: the captured healthy hosts pass, the documented failures are unfit, the rest unreadable.
+describe.concurrent('nvidia-smi as real hosts print it, measured and judged', () => {
+  const PLAY = path.resolve('test/fixtures/nvidia-smi/play.mjs');
+  it.each(smiFixtures().map((f) => [f.name, f] as const))('%s', async (_n, f) => {
+    const m = await measureFitness(probes({ nvidiaSmi: ['node', PLAY, f.file], sampleUrl: null }), input, ctx);
+    const v = judgeFitness(m, f.offer, thisMachine);
+    expect(v.outcome, JSON.stringify([v.problems, v.unreadable, v.notJudged])).toBe(f.expect.outcome);
+    if (f.expect.gpus) expect(m.gpus).toEqual(f.expect.gpus);
+    if (f.expect.driverVersion) expect(m.driverVersion).toBe(f.expect.driverVersion);
+    if (f.expect.cudaVersion !== undefined) expect(m.cudaVersion).toBe(f.expect.cudaVersion);
+    if (f.expect.form) expect(m.smiForm).toBe(f.expect.form);
+    if (f.expect.driverError) expect(m.driverError).toContain(f.expect.driverError);
+    if (f.expect.outcome === 'unfit') expect(v.problems.map((p) => p.check)).toEqual([f.expect.check]);
+    if (f.expect.outcome === 'unreadable') {
+      expect(v.unreadable.map((u) => u.check)).toEqual([f.expect.check]);
+      // The raw output, trimmed, for the operator's report.
+      expect(v.unreadable[0]?.output.length).toBeGreaterThan(0);
+    }
+    if (f.expect.outcome === 'fit') expect(v.notJudged).toEqual(['download: no sample URL configured on the host']);
+  });
+});
+
+// Each way a simulated host lies or falls short (infra/sim/host-tools, as the Vast simulator boots its
+// hosts), measured by the product's probes and judged: the properties the end-to-end gate test proved.
+describe.concurrent('the simulated hosts’ stand-ins (infra/sim/host-tools), measured and judged', () => {
+  const claim = { gpuName: 'RTX 4090', numGpus: 2, gpuRamMb: 24_564 };
+  const simProbes = async (machine: Record<string, unknown>) => {
+    const env = await simFitnessEnv(simOffer({ host: { machine } }));
+    const argv = (k: string) => z.array(z.string()).parse(JSON.parse(env[k] ?? '[]'));
+    return probes({
+      nvidiaSmi: argv('NVIDIA_SMI_CMD'),
+      diskFree: argv('DISK_FREE_CMD'),
+      diskWrite: argv('DISK_WRITE_CMD'),
+      sampleUrl: env.FITNESS_SAMPLE_URL ?? null,
+    });
+  };
+  const judged = async (machine: Record<string, unknown>) => {
+    const m = await measureFitness(await simProbes(machine), { ...input, probeSec: 2 }, ctx);
+    return { m, v: judgeFitness(m, claim, policy) };
+  };
+
+  it.each([
+    ['fewer GPUs than the offer', { gpus: 1 }, 'gpuCount', { gpus: 1 }],
+    [
+      'another GPU model',
+      { gpuName: 'NVIDIA GeForce RTX 3090' },
+      'gpuModel',
+      { gpuNames: ['NVIDIA GeForce RTX 3090'] },
+    ],
+    ['less VRAM', { vramMiB: 12_288 }, 'vram', { minVramMiB: 12_288 }],
+    ['no driver', { driver: 'broken' }, 'driver', { gpus: 0 }],
+    ['an NVML/driver mismatch', { driver: 'mismatch' }, 'driver', { gpus: 0 }],
+    ['no devices', { driver: 'no-devices' }, 'driver', { gpus: 0 }],
+    ['a GPU off the bus', { driver: 'gpu-lost' }, 'driver', { gpus: 0 }],
+    ['CUDA Version: N/A', { cudaVersion: 'N/A' }, 'cuda', { cudaVersion: null }],
+    ['a CUDA older than cuzk needs', { cudaVersion: 11.8 }, 'cuda', { cudaVersion: 11.8 }],
+    ['a full disk', { diskFreeGiB: 20 }, 'diskFree', { freeDiskGiB: 20 }],
+    ['a slow disk', { diskWriteMBps: 2 }, 'diskWrite', {}],
+    ['a slow network', { downMbps: 1 }, 'download', {}],
+  ] as const)('%s: unfit', async (_name, machine, check, figures) => {
+    const { m, v } = await judged(machine);
+    expect(v.outcome).toBe('unfit');
+    expect(v.problems.map((p) => p.check)).toEqual([check]);
+    expect(v.figures).toMatchObject(figures);
+    expect(v.problems[0]?.unit).toBeTypeOf('string');
+    if (check === 'diskWrite') expect(v.problems[0]?.measured).toBeLessThan(3);
+    if (check === 'download') expect(v.problems[0]?.measured).toBeLessThan(2);
+    if ('driver' in machine && machine.driver === 'broken') {
+      expect(m.driverError).toContain("couldn't communicate with the NVIDIA driver");
+    }
+  });
+
+  it.each([
+    ['output that is not nvidia-smi’s', { driver: 'garbled' }, 'driver'],
+    ['memory.total [N/A]', { vramMiB: 'N/A' }, 'vram'],
+  ] as const)('%s: unreadable, with the output', async (_name, machine, check) => {
+    const { v } = await judged(machine);
+    expect(v.outcome).toBe('unreadable');
+    expect(v.unreadable.map((u) => u.check)).toEqual([check]);
+    expect(v.unreadable[0]?.output).not.toBe('');
+  });
+
+  it('a driver-610 host with a SUPER card, as Vast names it: fit, read from the KMD banner', async () => {
+    const env = await simFitnessEnv(
+      simOffer({ gpu_name: 'RTX 4080S', gpu_ram: 16_376, host: { machine: { driverVersion: '610.57.04' } } }),
+    );
+    const nvidiaSmi = z.array(z.string()).parse(JSON.parse(env.NVIDIA_SMI_CMD ?? '[]'));
+    const m = await measureFitness(probes({ nvidiaSmi, sampleUrl: null }), input, ctx);
+    expect(m).toMatchObject({ smiForm: 'kmd', driverVersion: '610.57.04', cudaVersion: 12.4 });
+    expect(m.gpus.map((g) => g.name)).toEqual(['NVIDIA GeForce RTX 4080 SUPER', 'NVIDIA GeForce RTX 4080 SUPER']);
+    const v = judgeFitness(m, { gpuName: 'RTX 4080S', numGpus: 2, gpuRamMb: 16_376 }, thisMachine);
+    expect(v.outcome).toBe('fit');
   });
 });
 

@@ -108,6 +108,8 @@ const healthyHost = (): Required<HostStubs> => {
       driverError: null,
       driverVersion: '550.54.14',
       cudaVersion: 12.4,
+      smiForm: 'driver' as const,
+      unreadable: [],
       disk: { path: '/var/tmp/filecoin-proof-parameters', freeBytes: 400 * 2 ** 30, totalBytes: 500 * 2 ** 30 },
       diskWrite: { bytes: 256 * 2 ** 20, ms: 300 },
       download: null,

@@ -12,8 +12,9 @@ export const FITNESS_GATE_PATCH = 'fitness-gate-before-paramfetch';
 /**
  * The host's first steps: measure it in seconds and judge it against the offer, then make sure the
  * benchmark's input is there, all before ~4 minutes of paramfetch are paid for. An unfit host ends as
- * HostUnfit with what was measured against what the offer claimed; a missing input as BenchInputMissing
- * (our configuration) or BenchInputFetchFailed (the host's network).
+ * HostUnfit with what was measured against what the offer claimed; a host we could not read (and found
+ * no evidence against) as HostUnreadable; a missing input as BenchInputMissing (our configuration) or
+ * BenchInputFetchFailed (the host's network).
  */
 export async function fitnessGate(
   input: LifecycleInput,
@@ -31,22 +32,24 @@ export async function fitnessGate(
   });
   const verdict = judgeFitness(measured, offer, p);
   const claimed = { gpuName: offer.gpuName, numGpus: offer.numGpus, gpuRamMb: offer.gpuRamMb ?? null };
-  if (!verdict.fit) {
+  const evidence = { measured: verdict.figures, claimed, notJudged: verdict.notJudged, probeMs: measured.elapsedMs };
+  if (verdict.outcome === 'unfit') {
     throw killFailure(FailureType.HostUnfit, `host unfit: ${verdict.problems.map((x) => x.message).join('; ')}`, {
       unfit: verdict.problems.map((x) => x.check),
       problems: verdict.problems,
-      measured: verdict.figures,
-      claimed,
-      notJudged: verdict.notJudged,
-      probeMs: measured.elapsedMs,
+      ...(verdict.unreadable.length > 0 ? { unreadable: verdict.unreadable } : {}),
+      ...evidence,
     });
   }
-  await journal.note('fit', {
-    measured: verdict.figures,
-    claimed,
-    notJudged: verdict.notJudged,
-    probeMs: measured.elapsedMs,
-  });
+  if (verdict.outcome === 'unreadable') {
+    // Our reading failed, not the host: destroyed, inconclusive, with what it printed for a report.
+    throw killFailure(
+      FailureType.HostUnreadable,
+      `host unreadable: ${verdict.unreadable.map((x) => x.message).join('; ')}`,
+      { unreadable: verdict.unreadable, ...evidence },
+    );
+  }
+  await journal.note('fit', evidence);
   const got = await host.ensureBenchInput(input.benchInput);
   await journal.note(`bench input from ${got.source}`, { ...got });
 }

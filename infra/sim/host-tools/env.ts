@@ -2,6 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { SimOffer } from '../scenario.js';
 import { sampleUrl, simNetUrl } from '../net.js';
+import { GPU_NAMES } from '../../../workflows/domain/policy/gpu-names.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const tool = (name: string, ...args: Array<string | number>) =>
@@ -15,14 +16,17 @@ export async function simFitnessEnv(offer: SimOffer): Promise<Record<string, str
   const m = offer.sim.host.machine;
   const cuda = m.cudaVersion ?? (typeof offer.cuda_max_good === 'number' ? offer.cuda_max_good : 12.4);
   const disk = Math.round(m.diskFreeGiB * 2 ** 30);
+  // The name a real host of this model prints, so the gate's name mapping is exercised end to end.
+  const smiName = GPU_NAMES.find((r) => r.vast === offer.gpu_name)?.smi[0] ?? `NVIDIA ${offer.gpu_name}`;
   return {
     NVIDIA_SMI_CMD: tool(
       'nvidia-smi.sh',
       m.gpus ?? offer.num_gpus,
-      m.gpuName ?? `NVIDIA ${offer.gpu_name}`,
+      m.gpuName ?? smiName,
       m.vramMiB ?? Math.round(offer.gpu_ram),
       m.driver,
-      cuda.toFixed(1),
+      cuda === 'N/A' ? cuda : cuda.toFixed(1),
+      m.driverVersion,
     ),
     DISK_FREE_CMD: tool('df.sh', disk, Math.max(disk, 2 * 2 ** 40)),
     DISK_WRITE_CMD: tool('dd.sh', m.diskWriteMBps),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { gpuModelVerdict } from './gpu-names.js';
 
 /**
  * What a host must show in the seconds after it connects, before we pay for ~4 minutes of parameter
@@ -22,7 +23,7 @@ export const FitnessPolicySchema = z.object({
    * within the default 60-minute paramfetch deadline needs 134 × 8 × 1.0737 Gb / 3600 s ≈ 320 Mb/s.
    */
   minDownloadMbps: z.number().positive().default(320),
-  /** Lowest CUDA version the driver must report (nvidia-smi's "CUDA Version"); cuzk builds on CUDA 12. */
+  /** Lowest CUDA the driver must report (nvidia-smi's "CUDA Version", "CUDA UMD Version" from 610); cuzk builds on CUDA 12. */
   minCudaVersion: z.number().positive().default(12),
   /** nvidia-smi's memory.total (MiB) may fall short of the offer's gpu_ram (MB) by this fraction. */
   vramTolerance: z.number().min(0).max(0.5).default(0.05),
@@ -69,17 +70,35 @@ function issues(err: z.ZodError): string {
   return err.issues.map((i) => `${i.path.join('.') || '(value)'}: ${i.message}`).join('; ');
 }
 
+/** A probe we could not run or read: never evidence against the host (docs/operating.md, "Fitness gate"). */
+export interface UnreadableProbe {
+  probe: 'nvidia-smi' | 'disk-free' | 'disk-write';
+  why: string;
+  /** What the probe printed, trimmed: for the operator to report. */
+  output: string;
+}
+
 /** What the host measured (activities/gpu-host/fitness.ts); a probe that could not run carries its error. */
 export interface FitnessMeasurement {
-  gpus: Array<{ index: number; name: string; memoryMiB: number }>;
-  /** nvidia-smi's own complaint when it failed (a broken or mismatched driver), else null. */
+  /** name or memoryMiB null: nvidia-smi gave no value (`[N/A]`, `[Not Supported]`), said in `notGiven`. */
+  gpus: Array<{ index: number; name: string | null; memoryMiB: number | null; notGiven?: string }>;
+  /** A failure nvidia-smi documents (no driver, NVML/driver mismatch, no devices, a GPU off the bus), else null. */
   driverError: string | null;
+  /** The query's kmd_version or driver_version, else the banner's. */
   driverVersion: string | null;
+  /** The highest CUDA the driver supports ("CUDA Version", from 610 "CUDA UMD Version"); null: it reports N/A. */
   cudaVersion: number | null;
-  disk: { path: string; freeBytes: number; totalBytes: number } | { path: string; error: string };
-  diskWrite: { bytes: number; ms: number } | { error: string };
+  /** The banner's form: `driver` before driver 610, `kmd` from 610; null when nvidia-smi was not read. */
+  smiForm: 'driver' | 'kmd' | null;
+  /** null: df could not be read (an entry in `unreadable`). */
+  disk: { path: string; freeBytes: number; totalBytes: number } | null;
+  /** error: the host's disk refused the write; null: dd could not be run (an entry in `unreadable`). */
+  diskWrite: { bytes: number; ms: number } | { error: string } | null;
   /** null when no sample URL is configured on the host. */
   download: { url: string; bytes: number; ms: number } | { url: string; error: string; ours: boolean } | null;
+  unreadable: UnreadableProbe[];
+  /** nvidia-smi's query output, trimmed, when a field was not given (evidence for an unreadable verdict). */
+  smiOutput?: string;
   elapsedMs: number;
 }
 
@@ -100,14 +119,25 @@ export interface FitnessProblem {
   unit: string;
 }
 
+/** A check the gate could not make because we could not read what it needs. */
+export interface UnreadableCheck {
+  check: FitnessCheck;
+  message: string;
+  output: string;
+}
+
 export interface FitnessVerdict {
-  fit: boolean;
+  /** `unfit`: evidence against the host; `unreadable`: no evidence either way, only what we could not read. */
+  outcome: 'fit' | 'unfit' | 'unreadable';
   problems: FitnessProblem[];
+  unreadable: UnreadableCheck[];
   /** Measured figures in real units, for the lifecycle's event and the failure's evidence. */
   figures: {
     gpus: number;
     gpuNames: string[];
     minVramMiB: number | null;
+    driverVersion: string | null;
+    smiForm: 'driver' | 'kmd' | null;
     cudaVersion: number | null;
     freeDiskGiB: number | null;
     diskWriteMBps: number | null;
@@ -120,31 +150,10 @@ export interface FitnessVerdict {
 const GIB = 2 ** 30;
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
 
-/**
- * Names as nvidia-smi prints them ("NVIDIA GeForce RTX 4090", "NVIDIA RTX A6000") against Vast's
- * ("RTX 4090", "RTX A6000"): vendor and brand words aside, the same model words in the same order.
- * A suffix that names another model ("Ti", "SUPER", "D") does not match; a memory-size or form-factor
- * suffix ("A100-PCIE-40GB" for "A100 PCIE") does.
- */
-export function gpuModelMatches(smiName: string, offerName: string): boolean {
-  const words = (s: string) =>
-    s
-      .toLowerCase()
-      .replace(/[-_]/g, ' ')
-      .split(/\s+/)
-      .filter((w) => w && !['nvidia', 'geforce', 'tesla', 'quadro'].includes(w));
-  const smi = words(smiName);
-  const offer = words(offerName);
-  if (offer.length === 0 || smi.length < offer.length) return false;
-  if (offer.some((w, i) => smi[i] !== w)) return false;
-  return smi
-    .slice(offer.length)
-    .every((w) => /^(\d+gb|pcie|sxm\d*|nvl|blackwell|generation|ada|server|edition)$/.test(w));
-}
-
-/** What the checks found: problems against the host, and checks that could not be judged (never against it). */
+/** What the checks found: evidence against the host, what we could not read, and what was not judged. */
 class Findings {
   readonly problems: FitnessProblem[] = [];
+  readonly unreadable: UnreadableCheck[] = [];
   readonly notJudged: string[] = [];
   add(
     check: FitnessCheck,
@@ -155,27 +164,45 @@ class Findings {
   ): void {
     this.problems.push({ check, message, measured, required, unit });
   }
+  cannotRead(check: FitnessCheck, message: string, output = ''): void {
+    this.unreadable.push({ check, message, output });
+  }
 }
 
-/** Judges the host's measurements against the offer and the thresholds. Pure: the workflow calls it. */
+const PROBE_CHECK: Record<UnreadableProbe['probe'], FitnessCheck> = {
+  'nvidia-smi': 'driver',
+  'disk-free': 'diskFree',
+  'disk-write': 'diskWrite',
+};
+
+/**
+ * Judges the host's measurements against the offer and the thresholds. Pure: the workflow calls it.
+ * Evidence against the host makes it `unfit` whatever else was unreadable; with none, anything we could
+ * not read makes it `unreadable`.
+ */
 export function judgeFitness(m: FitnessMeasurement, offer: OfferClaim, p: FitnessPolicy): FitnessVerdict {
   const f = new Findings();
+  for (const u of m.unreadable) f.cannotRead(PROBE_CHECK[u.probe], `${u.probe}: ${u.why}`, u.output);
   if (m.driverError !== null) {
     f.add('driver', `nvidia-smi failed: ${m.driverError}`, m.driverError, 'a working NVIDIA driver', '');
-  } else {
+  } else if (!m.unreadable.some((u) => u.probe === 'nvidia-smi')) {
     judgeGpus(f, m, offer, p);
   }
   const freeDiskGiB = judgeFreeDisk(f, m, p);
   const diskWriteMBps = judgeDiskWrite(f, m, p);
   const downloadMbps = judgeDownload(f, m, p);
+  const memories = m.gpus.flatMap((g) => (g.memoryMiB === null ? [] : [g.memoryMiB]));
   return {
-    fit: f.problems.length === 0,
+    outcome: f.problems.length > 0 ? 'unfit' : f.unreadable.length > 0 ? 'unreadable' : 'fit',
     problems: f.problems,
+    unreadable: f.unreadable,
     notJudged: f.notJudged,
     figures: {
       gpus: m.gpus.length,
-      gpuNames: [...new Set(m.gpus.map((g) => g.name))],
-      minVramMiB: m.gpus.length > 0 ? Math.min(...m.gpus.map((g) => g.memoryMiB)) : null,
+      gpuNames: [...new Set(m.gpus.flatMap((g) => (g.name === null ? [] : [g.name])))],
+      minVramMiB: memories.length > 0 ? Math.min(...memories) : null,
+      driverVersion: m.driverVersion,
+      smiForm: m.smiForm,
       cudaVersion: m.cudaVersion,
       freeDiskGiB,
       diskWriteMBps,
@@ -187,84 +214,88 @@ export function judgeFitness(m: FitnessMeasurement, offer: OfferClaim, p: Fitnes
 /** GPU count, model, VRAM against the offer's claims, and the driver's CUDA version against ours. */
 function judgeGpus(f: Findings, m: FitnessMeasurement, offer: OfferClaim, p: FitnessPolicy): void {
   if (m.gpus.length < offer.numGpus) {
-    f.add(
-      'gpuCount',
-      `${m.gpus.length} GPU(s) visible, the offer claims ${offer.numGpus}`,
-      m.gpus.length,
-      offer.numGpus,
-      'GPUs',
-    );
+    const msg = `${m.gpus.length} GPU(s) visible, the offer claims ${offer.numGpus}`;
+    f.add('gpuCount', msg, m.gpus.length, offer.numGpus, 'GPUs');
   }
-  const wrong = m.gpus.filter((g) => !gpuModelMatches(g.name, offer.gpuName));
+  judgeModel(f, m, offer);
+  judgeVram(f, m, offer, p);
+  if (m.cudaVersion === null) {
+    // The driver itself says it has no CUDA to offer: evidence, not a reading of ours that failed.
+    f.add('cuda', 'nvidia-smi reports CUDA Version: N/A', 'N/A', p.minCudaVersion, 'CUDA version');
+  } else if (m.cudaVersion < p.minCudaVersion) {
+    const msg = `driver supports CUDA ${m.cudaVersion}, at least ${p.minCudaVersion} is needed`;
+    f.add('cuda', msg, m.cudaVersion, p.minCudaVersion, 'CUDA version');
+  }
+}
+
+/** A kill needs a certain mismatch: both names known to the table (gpu-names.ts) and different models. */
+function judgeModel(f: Findings, m: FitnessMeasurement, offer: OfferClaim): void {
+  const unnamed = m.gpus.filter((g) => g.name === null);
+  if (unnamed.length > 0) {
+    const which = unnamed.map((g) => `GPU ${g.index}: ${g.notGiven ?? 'no name'}`).join(', ');
+    f.cannotRead('gpuModel', `nvidia-smi gave no name for ${which}`, m.smiOutput ?? '');
+  }
+  const names = [...new Set(m.gpus.flatMap((g) => (g.name === null ? [] : [g.name])))];
+  const wrong = names.filter((n) => gpuModelVerdict(n, offer.gpuName) === 'mismatch');
+  const unknown = names.filter((n) => gpuModelVerdict(n, offer.gpuName) === 'unknown');
   if (wrong.length > 0) {
     f.add(
       'gpuModel',
-      `GPU model ${[...new Set(wrong.map((g) => g.name))].join(', ')}, the offer claims ${offer.gpuName}`,
-      wrong[0]?.name ?? null,
+      `GPU model ${wrong.join(', ')}, the offer claims ${offer.gpuName}`,
+      wrong[0] ?? null,
       offer.gpuName,
       '',
     );
   }
-  if (offer.gpuRamMb !== undefined && offer.gpuRamMb > 0 && m.gpus.length > 0) {
-    const least = Math.min(...m.gpus.map((g) => g.memoryMiB));
-    const floor = Math.floor(offer.gpuRamMb * (1 - p.vramTolerance));
-    if (least < floor) {
-      f.add(
-        'vram',
-        `${least} MiB of VRAM on the smallest GPU, the offer claims ${offer.gpuRamMb} MB per GPU`,
-        least,
-        floor,
-        'MiB',
-      );
-    }
-  } else if (offer.gpuRamMb === undefined) f.notJudged.push('vram: the offer did not say its gpu_ram');
-  if (m.cudaVersion === null) {
-    f.add('cuda', 'nvidia-smi did not report a CUDA version', null, p.minCudaVersion, 'CUDA version');
-  } else if (m.cudaVersion < p.minCudaVersion) {
-    f.add(
-      'cuda',
-      `driver supports CUDA ${m.cudaVersion}, at least ${p.minCudaVersion} is needed`,
-      m.cudaVersion,
-      p.minCudaVersion,
-      'CUDA version',
+  if (unknown.length > 0) {
+    f.notJudged.push(
+      `gpuModel: cannot tell whether ${unknown.join(', ')} is a ${offer.gpuName} (names not in gpu-names.ts)`,
     );
+  }
+}
+
+function judgeVram(f: Findings, m: FitnessMeasurement, offer: OfferClaim, p: FitnessPolicy): void {
+  if (offer.gpuRamMb === undefined || offer.gpuRamMb <= 0) {
+    f.notJudged.push('vram: the offer did not say its gpu_ram');
+    return;
+  }
+  const unsized = m.gpus.filter((g) => g.memoryMiB === null);
+  if (unsized.length > 0) {
+    const which = unsized.map((g) => `GPU ${g.index}: ${g.notGiven ?? 'no memory.total'}`).join(', ');
+    f.cannotRead('vram', `nvidia-smi gave no memory.total for ${which}`, m.smiOutput ?? '');
+  }
+  const sized = m.gpus.flatMap((g) => (g.memoryMiB === null ? [] : [g.memoryMiB]));
+  if (sized.length === 0) return;
+  const least = Math.min(...sized);
+  const floor = Math.floor(offer.gpuRamMb * (1 - p.vramTolerance));
+  if (least < floor) {
+    const msg = `${least} MiB of VRAM on the smallest GPU, the offer claims ${offer.gpuRamMb} MB per GPU`;
+    f.add('vram', msg, least, floor, 'MiB');
   }
 }
 
 /** Free disk for the parameters and the work; its figure in GiB, null when unreadable. */
 function judgeFreeDisk(f: Findings, m: FitnessMeasurement, p: FitnessPolicy): number | null {
-  if ('error' in m.disk) {
-    f.add('diskFree', `free disk unreadable at ${m.disk.path}: ${m.disk.error}`, null, p.minFreeDiskGiB, 'GiB');
-    return null;
-  }
+  if (m.disk === null) return null;
   const freeDiskGiB = round(m.disk.freeBytes / GIB);
   if (freeDiskGiB < p.minFreeDiskGiB) {
-    f.add(
-      'diskFree',
-      `${freeDiskGiB} GiB free at ${m.disk.path}, ${p.minFreeDiskGiB} GiB needed`,
-      freeDiskGiB,
-      p.minFreeDiskGiB,
-      'GiB',
-    );
+    const msg = `${freeDiskGiB} GiB free at ${m.disk.path}, ${p.minFreeDiskGiB} GiB needed`;
+    f.add('diskFree', msg, freeDiskGiB, p.minFreeDiskGiB, 'GiB');
   }
   return freeDiskGiB;
 }
 
-/** Disk write speed; its figure in MB/s, null when the write failed. */
+/** Disk write speed; its figure in MB/s, null when the write failed or could not run. */
 function judgeDiskWrite(f: Findings, m: FitnessMeasurement, p: FitnessPolicy): number | null {
+  if (m.diskWrite === null) return null;
   if ('error' in m.diskWrite) {
     f.add('diskWrite', `disk write failed: ${m.diskWrite.error}`, null, p.minDiskWriteMBps, 'MB/s');
     return null;
   }
   const diskWriteMBps = round(m.diskWrite.bytes / 1e6 / (Math.max(1, m.diskWrite.ms) / 1000));
   if (diskWriteMBps < p.minDiskWriteMBps) {
-    f.add(
-      'diskWrite',
-      `disk writes ${diskWriteMBps} MB/s, ${p.minDiskWriteMBps} MB/s needed`,
-      diskWriteMBps,
-      p.minDiskWriteMBps,
-      'MB/s',
-    );
+    const msg = `disk writes ${diskWriteMBps} MB/s, ${p.minDiskWriteMBps} MB/s needed`;
+    f.add('diskWrite', msg, diskWriteMBps, p.minDiskWriteMBps, 'MB/s');
   }
   return diskWriteMBps;
 }
@@ -283,13 +314,8 @@ function judgeDownload(f: Findings, m: FitnessMeasurement, p: FitnessPolicy): nu
   }
   const downloadMbps = round((m.download.bytes * 8) / 1e6 / (Math.max(1, m.download.ms) / 1000));
   if (downloadMbps < p.minDownloadMbps) {
-    f.add(
-      'download',
-      `download ${downloadMbps} Mb/s, ${p.minDownloadMbps} Mb/s needed`,
-      downloadMbps,
-      p.minDownloadMbps,
-      'Mb/s',
-    );
+    const msg = `download ${downloadMbps} Mb/s, ${p.minDownloadMbps} Mb/s needed`;
+    f.add('download', msg, downloadMbps, p.minDownloadMbps, 'Mb/s');
   }
   return downloadMbps;
 }
