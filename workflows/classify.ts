@@ -1,5 +1,18 @@
-import { ActivityFailure, ApplicationFailure, isCancellation, TimeoutFailure } from '@temporalio/workflow';
-import { type FailureType, FailureType as FT, type HostDiagnostics, isFailureType } from './domain/failures.js';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  isCancellation,
+  ServerFailure,
+  TimeoutFailure,
+} from '@temporalio/workflow';
+import {
+  boundTail,
+  type FailureType,
+  FailureType as FT,
+  type HostDiagnostics,
+  isFailureType,
+} from './domain/failures.js';
+import { hostReportProblem, SERVER_PAYLOAD_LIMIT_REASONS } from './domain/host-evidence.js';
 
 export interface Classified {
   type: FailureType;
@@ -50,6 +63,11 @@ export function classify(err: unknown, origin: Origin = originOf(err)): Classifi
     return { type: FT.CancelledByOperator, message: 'lifecycle cancelled by an operator', details: {} };
   }
   const cause = err instanceof ActivityFailure ? err.cause : err;
+  const host = origin === 'host' || origin === 'host-first';
+  if (host && (cause instanceof ApplicationFailure || cause instanceof ServerFailure)) {
+    const fromHost = classifyHostFailure(cause);
+    if (fromHost) return fromHost;
+  }
   if (cause instanceof ApplicationFailure && isFailureType(cause.type)) {
     const details = firstDetail(cause);
     const diagnostics = details.diagnostics as HostDiagnostics | undefined;
@@ -73,6 +91,38 @@ export function classify(err: unknown, origin: Origin = originOf(err)): Classifi
   }
   const message = cause instanceof Error ? cause.message : String(cause);
   return { type: FT.Internal, message: `${origin}: ${message}`, details: {} };
+}
+
+/**
+ * How a host step's own failure is read: by us, not as the host names it (workflows/domain/host-evidence.ts).
+ * A server failure the host's payload caused (over the size limit) is the host's; a type hosts report
+ * is taken with its evidence; our worker's unclassified error (Internal, or no type of ours) is
+ * HostStepError; any other type is HostMisreported. Null: not the host's to say (our server's own
+ * failures stay Internal).
+ */
+function classifyHostFailure(cause: ApplicationFailure | ServerFailure): Classified | null {
+  if (cause instanceof ServerFailure) {
+    if (!SERVER_PAYLOAD_LIMIT_REASONS.includes(cause.message)) return null;
+    return {
+      type: FT.HostPayloadTooLarge,
+      message: `the server failed the host's step: ${cause.message}`,
+      details: { serverReason: cause.message },
+    };
+  }
+  const details = firstDetail(cause);
+  const diagnostics = details.diagnostics as HostDiagnostics | undefined;
+  const claimed = cause.type ?? 'Error';
+  if (claimed === FT.Internal || !isFailureType(claimed)) {
+    return { type: FT.HostStepError, message: cause.message, details: { ...details, hostType: claimed }, diagnostics };
+  }
+  const problem = hostReportProblem(claimed, details);
+  if (problem === null) return { type: claimed, message: cause.message, details, diagnostics };
+  return {
+    type: FT.HostMisreported,
+    message: `the host ended its step as ${problem}`,
+    // What it claimed, bounded: the host wrote it.
+    details: { claimedType: claimed, claimedMessage: boundTail(cause.message, 500) },
+  };
 }
 
 /**

@@ -25,6 +25,8 @@ describe('the verdict table', () => {
         'BenchmarkTimeout',
         'DaemonCrashed',
         'DaemonOOM',
+        'HostMisreported',
+        'HostPayloadTooLarge',
         'HostUnfit',
         'ImplausibleResult',
         'ProofDeadlineExceeded',

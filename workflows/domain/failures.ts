@@ -35,6 +35,18 @@ export const FailureType = {
   BidTooLow: 'BidTooLow',
   /** A host claimed a rate its GPUs cannot do, or timings too uniform to be measured (workflows/domain/policy/claims.ts). */
   ImplausibleResult: 'ImplausibleResult',
+  /**
+   * The server failed a host step for the host's own payload: a heartbeat, result or failure over the
+   * server's size limit (workflows/classify.ts). The host's doing, whatever the step was.
+   */
+  HostPayloadTooLarge: 'HostPayloadTooLarge',
+  /**
+   * A host step failed with a type hosts do not report (only the fitness gate's and daemon supervision's
+   * are taken from a host: workflows/domain/host-evidence.ts), or with one but without its evidence.
+   */
+  HostMisreported: 'HostMisreported',
+  /** A host step failed with an error the GPU-host worker could not classify (its own Internal): whose, unknown. */
+  HostStepError: 'HostStepError',
   /** A promoted host retired before its per-rental token expires (HOST_TOKEN_TTL_DAYS): the host loses its queue then. */
   HostTokenExpiring: 'HostTokenExpiring',
   /**

@@ -73,6 +73,10 @@ export const FAILURE_VERDICTS: Readonly<Record<FailureType, VerdictRule>> = {
   [FT.RateDegraded]: kill({ onBar: true }),
   // A host that claims what its GPUs cannot do (workflows/domain/policy/claims.ts) is not worth renting again.
   [FT.ImplausibleResult]: kill(),
+  // A host that overflows the server with its own payload, or names a failure hosts do not report (or
+  // one without its evidence) to end its rental its own way: evidence against it, as a lie is.
+  [FT.HostPayloadTooLarge]: kill(),
+  [FT.HostMisreported]: kill(),
   // The fitness gate measured it unable to work: fewer/other GPUs, less VRAM, a broken driver, disk, link.
   [FT.HostUnfit]: kill(),
   // A dropped stream after its one restart, a daemon that never answered, a parameter download that
@@ -83,6 +87,8 @@ export const FAILURE_VERDICTS: Readonly<Record<FailureType, VerdictRule>> = {
   [FT.InstanceNeverRunning]: inconclusive('transient', 'repeated', true),
   [FT.HostNeverConnected]: inconclusive('network', 'repeated', true),
   [FT.HostLost]: inconclusive('transient', 'repeated', true),
+  // Our worker's unclassified error on the host: a bug of ours or the machine, like a lost host.
+  [FT.HostStepError]: inconclusive('transient', 'repeated', true),
   [FT.BenchInputFetchFailed]: inconclusive('network', 'repeated', true),
   // We could not read the host's probes: as far as the evidence tells, the failure is in our reading
   // ('ours': no cause says "nobody knows", and 'host' is for evidence). One occurrence marks nothing; the
