@@ -27,6 +27,8 @@ const Line = z.object({
   offerId: z.number(),
   runningH: z.number().nullable(),
   promotedH: z.number().nullable(),
+  paramfetchH: z.number().nullable().optional(),
+  benchmarkH: z.number().nullable().optional(),
   endH: z.number(),
   verdict: z.string(),
 });

@@ -78,6 +78,8 @@ export interface RentalLine {
   offerId: number;
   runningH: number | null;
   promotedH: number | null;
+  paramfetchH: number | null;
+  benchmarkH: number | null;
   endH: number;
   verdict: string;
 }
@@ -88,6 +90,8 @@ export function rentalLines(day: DayRun, timeScale: number): RentalLine[] {
     offerId: r.offerId,
     runningH: h(r.runningAt),
     promotedH: h(r.promotedAt),
+    paramfetchH: h(r.paramfetchAt ?? null),
+    benchmarkH: h(r.benchmarkAt ?? null),
     endH: h(r.endAt)!,
     verdict: r.failureType ?? r.outcome ?? 'no verdict at day end',
   }));

@@ -30,6 +30,9 @@ export interface Rental {
   outcome: 'promoted' | 'killed' | null;
   failureType: string | null;
   promotedAt: number | null;
+  /** When the lifecycle entered paramfetch and its timed benchmark (wall ms), where it got there. */
+  paramfetchAt?: number | null;
+  benchmarkAt?: number | null;
 }
 
 export interface DayRun {
@@ -300,6 +303,8 @@ async function readRentals(stack: SimStack, end: number, raisedAt: Map<number, n
       outcome: (r?.outcome as Rental['outcome']) ?? null,
       failureType: r?.failure_type ?? null,
       promotedAt: r?.promoted_at ? r.promoted_at.getTime() : null,
+      paramfetchAt: r?.paramfetch_at ? r.paramfetch_at.getTime() : null,
+      benchmarkAt: r?.benchmark_at ? r.benchmark_at.getTime() : null,
     };
   });
 }
@@ -312,9 +317,13 @@ function storeRows(pool: pg.Pool) {
       failure_type: string | null;
       destroyed_at: Date | null;
       promoted_at: Date | null;
+      paramfetch_at: Date | null;
+      benchmark_at: Date | null;
     }>(
       `SELECT i.instance_id, i.outcome, i.failure_type, i.destroyed_at,
-         (SELECT min(e.recorded_at) FROM lifecycle_events e WHERE e.rental_key = i.rental_key AND e.stage = 'promoted') AS promoted_at
+         (SELECT min(e.recorded_at) FROM lifecycle_events e WHERE e.rental_key = i.rental_key AND e.stage = 'promoted') AS promoted_at,
+         (SELECT min(e.recorded_at) FROM lifecycle_events e WHERE e.rental_key = i.rental_key AND e.stage = 'paramfetch') AS paramfetch_at,
+         (SELECT min(e.recorded_at) FROM lifecycle_events e WHERE e.rental_key = i.rental_key AND e.stage = 'benchmark') AS benchmark_at
        FROM instances i WHERE i.instance_id IS NOT NULL`,
     )
     .then((r) => r.rows);

@@ -20,6 +20,9 @@ export interface EvalRental {
   instanceId: number | null;
   runningAtSec: number | null;
   promotedAtSec: number | null;
+  /** When it entered paramfetch and its timed benchmark, where it got there. */
+  paramfetchAtSec: number | null;
+  benchmarkAtSec: number | null;
   endedAtSec: number | null;
   destroyedAtSec: number | null;
   failureType: FailureType | null;
@@ -60,6 +63,8 @@ export class EvalWorld {
       instanceId: null,
       runningAtSec: null,
       promotedAtSec: null,
+      paramfetchAtSec: null,
+      benchmarkAtSec: null,
       endedAtSec: null,
       destroyedAtSec: null,
       failureType: null,
@@ -92,10 +97,14 @@ export class EvalWorld {
     const plan = planBenchmark(r.m.offer.num_gpus, r.m.offer.cpu_ram, r.input.concurrency);
     const boot = bootCourse(r.m, now, r.input, plan, this.lat);
     r.runningAtSec = boot.runningAtSec;
+    const fetchAt =
+      boot.runningAtSec === null ? null : boot.runningAtSec + this.lat.hostConnectSec + this.lat.fitnessSec;
+    if (fetchAt !== null && !(boot.end && boot.end.atSec < fetchAt)) r.paramfetchAtSec = fetchAt;
     if (boot.end) return this.q.at(boot.end.atSec, () => this.end(r, boot.end));
     const running = boot.runningAtSec;
     this.q.at(boot.benchmarkAtSec, () => {
       // The machine's standing is read as the benchmark starts (probation: no early promote).
+      r.benchmarkAtSec = this.q.now;
       const standing = this.store.standing(r.m.offer.machine_id, this.q.now);
       const out = benchmarkCourse(r.m, running, this.q.now, r.input, plan, standing);
       this.q.at(out.atSec, () => {
@@ -144,6 +153,7 @@ export class EvalWorld {
   dayRun(policy: RunPolicy): DayRun {
     const endMs = this.dayEndSec * 1000;
     const created = this.rentals.filter((r) => r.instanceId !== null);
+    const within = (sec: number | null) => (sec !== null && sec < this.dayEndSec ? sec * 1000 : null);
     const rentals: Rental[] = created.map((r) => {
       const endAt = Math.min(r.destroyedAtSec === null ? Infinity : r.destroyedAtSec * 1000, endMs);
       const rise =
@@ -158,6 +168,8 @@ export class EvalWorld {
         outcome: ended && r.failureType !== null ? 'killed' : r.promotedAtSec !== null ? 'promoted' : null,
         failureType: ended ? r.failureType : null,
         promotedAt: r.promotedAtSec === null ? null : r.promotedAtSec * 1000,
+        paramfetchAt: within(r.paramfetchAtSec),
+        benchmarkAt: within(r.benchmarkAtSec),
       };
     });
     return {
