@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { mapLimit } from '../../infra/dev/map-limit.js';
 import { expectPromoted } from '../helpers/expect-promoted.js';
 import { ensureScalerSchedule } from '../../workers/setup/schedules.js';
 import { instanceLifecycle } from '../../workflows/index.js';
@@ -12,6 +13,8 @@ import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.
 import { simOffer } from '../helpers/offers.js';
 
 const run = promisify(execFile);
+/** CLI processes started at once by the usage cases. */
+const CLI_LANES = 4;
 const MODEL = `CLI-GPU-${Date.now()}`;
 const offer = simOffer({ gpu_name: MODEL, host: { proofSec: 100 } });
 const other = simOffer({ gpu_name: MODEL, dph_total: 0.3 });
@@ -56,7 +59,8 @@ function expectPlainTable(text: string): void {
   expect(text).not.toContain('│');
 }
 
-describe('operator CLI: usage and refusals (no server needed)', () => {
+// Each case is a CLI process of its own (about 2 s of tsx start-up on a loaded machine): they run side by side.
+describe.concurrent('operator CLI: usage and refusals (no server needed)', () => {
   it('prints help overall and per command', async () => {
     const help = await cli(['--help']);
     expect(help.code).toBe(0);
@@ -107,8 +111,9 @@ describe('operator CLI: usage and refusals (no server needed)', () => {
       [['offers', '--verified', 'maybe'], "--verified must be true, false or any, got 'maybe'"],
       [['schedule', 'setup', '--external', 'no'], "--external must be true, false or any, got 'no'"],
     ];
-    for (const [args, message] of cases) {
-      const r = await cli(args);
+    const results = await mapLimit(cases, CLI_LANES, ([args]) => cli(args));
+    for (const [i, [args, message]] of cases.entries()) {
+      const r = results[i]!;
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.err).toContain(message);
       expect(r.err).toMatch(/usage: gpu-fleet \S+/);
@@ -137,8 +142,9 @@ describe('operator CLI: usage and refusals (no server needed)', () => {
         '--max-bid-fraction must be a number above 0, at most 1',
       ],
     ];
-    for (const [args, message] of cases) {
-      const r = await cli(args);
+    const results = await mapLimit(cases, CLI_LANES, ([args]) => cli(args));
+    for (const [i, [args, message]] of cases.entries()) {
+      const r = results[i]!;
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.err).toContain(message);
       expect(r.err).toMatch(/usage: gpu-fleet \S+/);

@@ -143,7 +143,7 @@ describe('creates whose outcome is uncertain or refused', () => {
   });
 });
 
-describe('a Vast outage of about 2 minutes while a promoted host is watched', () => {
+describe('a Vast outage of many watch samples while a promoted host is watched', () => {
   const offer = simOffer({ host: { proofSec: 100 } });
   let env: FleetEnv;
   beforeAll(async () => {
@@ -151,11 +151,13 @@ describe('a Vast outage of about 2 minutes while a promoted host is watched', ()
   });
   afterAll(async () => env?.close());
 
-  it('is waited out and shown in the status; the healthy host is kept', { timeout: 300_000 }, async () => {
+  it('is waited out and shown in the status; the healthy host is kept', { timeout: 180_000 }, async () => {
     const id = `chaos-outage-${offer.id}`;
     const status = () => env.client.workflow.getHandle(id).query(lifecycleStatusQuery);
-    await expectPromotedThroughChaos(env, offer, id, { watch: { intervalSec: 2 } }, async () => {
-      const outageSec = 120;
+    // What matters is the outage against the watch: some 30 samples unreadable, well inside the patience
+    // (30 min by default; its end is test/logic's). Its wall length proves nothing more.
+    await expectPromotedThroughChaos(env, offer, id, { watch: { intervalSec: 1 } }, async () => {
+      const outageSec = 30;
       await fetch(`${env.sim.url}/_sim/outage`, { method: 'POST', body: JSON.stringify({ sec: outageSec }) });
       const until = Date.now() + outageSec * 1000;
       let seen: Awaited<ReturnType<typeof status>>['vastUnreadable'] = null;
