@@ -144,40 +144,51 @@ function options() {
   };
 }
 
+type Options = ReturnType<typeof options>;
+type Parts = Awaited<ReturnType<typeof runParts>>;
+
 async function main() {
   const opt = options();
   const loadAtStart = os.loadavg().map((x) => Math.round(x * 100) / 100);
   Runtime.install({ logger: new DefaultLogger('ERROR') });
-  const catalogue = CatalogueSchema.parse(
-    JSON.parse(readFileSync(path.join(ROOT, 'infra/sim/scenarios/demo.json'), 'utf8')),
-  );
-  // Smoke: one healthy, one too slow, one crashing host.
-  const fleet = opt.smoke
-    ? catalogue.offers.filter((o) => [32740552, 32709911, 32733029].includes(o.id))
-    : catalogue.offers;
+  const parts = await runParts(opt);
+  const result = {
+    date: new Date().toISOString(),
+    machine: {
+      // The load the run shared the machine with (1, 5, 15 min), at its start and its end.
+      loadAverage: { start: loadAtStart, end: os.loadavg().map((x) => Math.round(x * 100) / 100) },
+      cpus: os.cpus().length,
+      cpuModel: os.cpus()[0]?.model,
+      memGiB: Math.round(os.totalmem() / 2 ** 30),
+      node: process.version,
+      postgres: process.env.DATABASE_URL ? 'server (DATABASE_URL)' : 'embedded PGlite',
+    },
+    smoke: opt.smoke,
+    ...parts,
+  };
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const base = path.join(RESULTS_DIR, `${opt.smoke ? 'smoke' : 'full'}-${result.date.slice(0, 10)}${filePart(opt)}`);
+  const file = opt.smoke ? `${base}.json` : unusedName(base);
+  writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
+  printResults(parts);
+  console.log(`\nwritten to ${path.relative(ROOT, file)}`);
+  if (failed(parts)) process.exitCode = 1;
+}
+
+/** Runs the parts the options ask for, one after the other. */
+async function runParts(opt: Options) {
   let money = null;
-  if (opt.money) money = await moneyBench(fleet, opt.moneyTimeScale);
-  const scale = [];
-  const partial = path.join(RESULTS_DIR, `partial-scale-${process.pid}.json`);
-  if (opt.scale) {
-    mkdirSync(path.dirname(partial), { recursive: true });
-    for (const n of opt.ns) {
-      log(`scale: n=${n} at time scale ${opt.timeScale}`);
-      scale.push(
-        await scaleBench({
-          n,
-          timeScale: opt.timeScale,
-          rampSec: n / opt.rampPerSec,
-          hostsPerFarm: opt.hostsPerFarm,
-          slowShare: 0.2,
-          minRate: DEFAULT_MIN_RATE,
-        }),
-      );
-      // A long run keeps what it measured so far.
-      writeFileSync(partial, JSON.stringify(scale, null, 2) + '\n');
-    }
-    rmSync(partial, { force: true });
+  if (opt.money) {
+    const catalogue = CatalogueSchema.parse(
+      JSON.parse(readFileSync(path.join(ROOT, 'infra/sim/scenarios/demo.json'), 'utf8')),
+    );
+    // Smoke: one healthy, one too slow, one crashing host.
+    const fleet = opt.smoke
+      ? catalogue.offers.filter((o) => [32740552, 32709911, 32733029].includes(o.id))
+      : catalogue.offers;
+    money = await moneyBench(fleet, opt.moneyTimeScale);
   }
+  const scale = opt.scale ? await runScale(opt) : [];
   let market: MarketResult | null = null;
   if (opt.market)
     market = await marketBench({
@@ -193,40 +204,44 @@ async function main() {
       ...(opt.policySeeds ? { seeds: opt.policySeeds } : {}),
       ...(opt.policyAsStack !== undefined ? { asStackScale: opt.policyAsStack } : {}),
     });
-  const result = {
-    date: new Date().toISOString(),
-    machine: {
-      // The load the run shared the machine with (1, 5, 15 min), at its start and its end.
-      loadAverage: { start: loadAtStart, end: os.loadavg().map((x) => Math.round(x * 100) / 100) },
-      cpus: os.cpus().length,
-      cpuModel: os.cpus()[0]?.model,
-      memGiB: Math.round(os.totalmem() / 2 ** 30),
-      node: process.version,
-      postgres: process.env.DATABASE_URL ? 'server (DATABASE_URL)' : 'embedded PGlite',
-    },
-    smoke: opt.smoke,
-    money,
-    scale,
-    market,
-    policy,
-  };
-  mkdirSync(RESULTS_DIR, { recursive: true });
-  // A scale-only run names its sizes, so runs of different sizes on one day do not overwrite each other.
+  return { money, scale, market, policy };
+}
+
+async function runScale(opt: Options) {
+  const scale = [];
+  const partial = path.join(RESULTS_DIR, `partial-scale-${process.pid}.json`);
+  mkdirSync(path.dirname(partial), { recursive: true });
+  for (const n of opt.ns) {
+    log(`scale: n=${n} at time scale ${opt.timeScale}`);
+    scale.push(
+      await scaleBench({
+        n,
+        timeScale: opt.timeScale,
+        rampSec: n / opt.rampPerSec,
+        hostsPerFarm: opt.hostsPerFarm,
+        slowShare: 0.2,
+        minRate: DEFAULT_MIN_RATE,
+      }),
+    );
+    // A long run keeps what it measured so far.
+    writeFileSync(partial, JSON.stringify(scale, null, 2) + '\n');
+  }
+  rmSync(partial, { force: true });
+  return scale;
+}
+
+/** The result file's name part for a run of one part: a scale-only run names its sizes, a market run its hours. */
+function filePart(opt: Options): string {
   const only = [opt.money, opt.scale, opt.market, opt.policy].filter(Boolean).length === 1;
-  const part = !only
-    ? ''
-    : opt.money
-      ? '-money'
-      : opt.scale
-        ? `-scale-n${opt.ns.join('-')}`
-        : opt.market
-          ? `-market-${opt.marketHours}h${opt.marketPolicies.length === 1 ? `-${opt.marketPolicies[0]}` : ''}`
-          : opt.policyAsStack !== undefined
-            ? `-policy-as-stack-${opt.policyHours}h`
-            : '-policy';
-  const base = path.join(RESULTS_DIR, `${opt.smoke ? 'smoke' : 'full'}-${result.date.slice(0, 10)}${part}`);
-  const file = opt.smoke ? `${base}.json` : unusedName(base);
-  writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
+  if (!only) return '';
+  if (opt.money) return '-money';
+  if (opt.scale) return `-scale-n${opt.ns.join('-')}`;
+  if (opt.market)
+    return `-market-${opt.marketHours}h${opt.marketPolicies.length === 1 ? `-${opt.marketPolicies[0]}` : ''}`;
+  return opt.policyAsStack !== undefined ? `-policy-as-stack-${opt.policyHours}h` : '-policy';
+}
+
+function printResults({ money, scale, market, policy }: Parts): void {
   if (money) {
     console.log('\nMoney (real-time-equivalent minutes and dollars of GPU time, per host):');
     console.table(money.perHost);
@@ -234,30 +249,7 @@ async function main() {
       `GPU-$ on bad hosts: baseline ${money.badHostDollars.baseline}, early stop ${money.badHostDollars.earlyStop} (saving ${Math.round(money.savingOnBadHosts * 100)} %); healthy hosts wrongly killed: ${money.wronglyKilledHealthy.length}`,
     );
   }
-  if (scale.length) {
-    console.log('\nScale (compressed time):');
-    console.table(
-      scale.map((r) => ({
-        n: r.n,
-        'peak open': r.peakOpenLifecycles,
-        decided: r.decided,
-        'wall s': r.wallSec,
-        'lifecycles/s': r.lifecyclesPerSec,
-        'decision p50/p99 ms': `${r.decisionLatencyMs.p50} / ${r.decisionLatencyMs.p99}`,
-        'events killed (mean/max)': `${r.historyEvents.killedMean} / ${r.historyEvents.killedMax}`,
-        'KiB/history': r.historyKiBMean,
-        'CPU s control/farm/server': `${r.cpuSec.control} / ${r.cpuSec.farm} / ${r.cpuSec.temporal}`,
-        'CPU s/lifecycle': r.cpuSecPerLifecycle,
-        'peak RSS MiB control/farm/server': `${r.peakRssMiB.control} / ${r.peakRssMiB.farm} / ${r.peakRssMiB.temporal}`,
-        'left running': r.instancesLeftRunning,
-        'wrong verdicts': r.wrongVerdicts.reduce((a, g) => a + g.count, 0),
-        'steps run again': r.redeliveredSteps,
-      })),
-    );
-    for (const r of scale)
-      for (const g of r.wrongVerdicts)
-        console.log(`n=${r.n}: ${g.count} ${g.host} host(s) ${g.verdict} in ${g.stage ?? '?'}: ${g.reason ?? ''}`);
-  }
+  if (scale.length) printScale(scale);
   if (market) {
     console.log(
       `\nMarket (${market.hours} simulated h at time scale ${market.timeScale}, ${market.offers} offers, seed ${market.seed}; GPU-$ billed, storage included):`,
@@ -267,15 +259,43 @@ async function main() {
     console.table(market.distanceToOracle);
   }
   if (policy) printPolicyBench(policy);
-  console.log(`\nwritten to ${path.relative(ROOT, file)}`);
-  const bad =
+}
+
+function printScale(scale: Parts['scale']): void {
+  console.log('\nScale (compressed time):');
+  console.table(
+    scale.map((r) => ({
+      n: r.n,
+      'peak open': r.peakOpenLifecycles,
+      decided: r.decided,
+      'wall s': r.wallSec,
+      'lifecycles/s': r.lifecyclesPerSec,
+      'decision p50/p99 ms': `${r.decisionLatencyMs.p50} / ${r.decisionLatencyMs.p99}`,
+      'events killed (mean/max)': `${r.historyEvents.killedMean} / ${r.historyEvents.killedMax}`,
+      'KiB/history': r.historyKiBMean,
+      'CPU s control/farm/server': `${r.cpuSec.control} / ${r.cpuSec.farm} / ${r.cpuSec.temporal}`,
+      'CPU s/lifecycle': r.cpuSecPerLifecycle,
+      'peak RSS MiB control/farm/server': `${r.peakRssMiB.control} / ${r.peakRssMiB.farm} / ${r.peakRssMiB.temporal}`,
+      'left running': r.instancesLeftRunning,
+      'wrong verdicts': r.wrongVerdicts.reduce((a, g) => a + g.count, 0),
+      'steps run again': r.redeliveredSteps,
+    })),
+  );
+  for (const r of scale)
+    for (const g of r.wrongVerdicts)
+      console.log(`n=${r.n}: ${g.count} ${g.host} host(s) ${g.verdict} in ${g.stage ?? '?'}: ${g.reason ?? ''}`);
+}
+
+/** A leak or a wrong verdict fails the run; the market and the evaluator measure policies, their goals are reported. */
+function failed({ money, scale, market }: Parts): boolean {
+  return (
     (money !== null && (money.wronglyKilledHealthy.length > 0 || money.undecided > 0 || money.leftRunning > 0)) ||
     scale.some(
       (r) => r.decided < r.n || r.instancesLeftRunning > 0 || r.rentedTwice > 0 || r.wrongVerdicts.length > 0,
     ) ||
-    // The market measures policies; only a leak of ours fails the run (the goals are reported, not enforced).
-    (market !== null && (market.policies.ours?.leftRunning ?? 0) > 0);
-  if (bad) process.exitCode = 1;
+    // Only a leak of ours fails a market run.
+    (market !== null && (market.policies.ours?.leftRunning ?? 0) > 0)
+  );
 }
 
 /** A full run never overwrites a result kept from an earlier one: it takes the next free `-2`, `-3`, … name. */
