@@ -3,7 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../../workflows/domain/failures.js';
 import { hostTaskQueue } from '../../workflows/domain/task-queues.js';
 import type { BidPolicy, OfferFacts, RentedInstance } from '../../workflows/domain/types.js';
-import { rentWithBid } from './bids.js';
+import { changeBid, rentWithBid } from './bids.js';
 import { type VastClient, VastHttpError } from './client.js';
 import { backoffMs, toVastFailure } from './errors.js';
 import { carriedTokenExpiry, tokenExpiry } from './host-token-expiry.js';
@@ -341,10 +341,9 @@ export function createVastActivities(deps: VastActivityDeps) {
       return readInstanceState(vast, instanceId);
     },
 
-    /** A new bid for an interruptible instance ($/h); Vast answers `{"success": true}`. */
-    async changeBid(input: { instanceId: number; priceDph: number }): Promise<{ priceDph: number }> {
-      await call(() => vast.changeBid(input.instanceId, input.priceDph));
-      return { priceDph: input.priceDph };
+    /** A new bid for an interruptible instance ($/h); `gone` when Vast says the instance no longer exists. */
+    async changeBid(input: { instanceId: number; priceDph: number }): Promise<{ priceDph: number; gone: boolean }> {
+      return call(() => changeBid(vast, input));
     },
 
     /** Polls until running; fails fast on states the docs say never reach running. */

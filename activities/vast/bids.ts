@@ -1,9 +1,27 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../../workflows/domain/failures.js';
-import { bidFor, emptyBidHistory, pushBounded, stoppedByMarket } from '../../workflows/domain/policy/bid.js';
+import { bidCapDph, bidFor, emptyBidHistory, pushBounded, stoppedByMarket } from '../../workflows/domain/policy/bid.js';
 import type { BidHistory, BidPolicy, RentedBid } from '../../workflows/domain/types.js';
 import { type VastClient, VastHttpError } from './client.js';
 import type { Instance, Offer } from './schemas.js';
+
+/**
+ * Change bid (`PUT /api/v0/instances/bid_price/{id}/`). An instance that is gone (404 `no_such_instance`,
+ * change_bid.yaml) is read as gone, as a show answering 404 is, not as a refusal: the lifecycle ends it
+ * as Vast says, not as an API error.
+ */
+export async function changeBid(
+  vast: VastClient,
+  input: { instanceId: number; priceDph: number },
+): Promise<{ priceDph: number; gone: boolean }> {
+  try {
+    await vast.changeBid(input.instanceId, input.priceDph);
+    return { priceDph: input.priceDph, gone: false };
+  } catch (err) {
+    if (err instanceof VastHttpError && err.isInstanceGone) return { priceDph: input.priceDph, gone: true };
+    throw err;
+  }
+}
 
 /** The market's verdict on an instance Vast made or runs (see stoppedByMarket). */
 export function outbidEvidence(inst: Instance | null, bidDph: number | null): string | null {
@@ -58,11 +76,11 @@ export async function rentWithBid(
     }
     history = { ...history, prices: pushBounded(history.prices, { at: now(), minBidDph: minBid, status: null }) };
     // After a refusal: a margin above the refused bid, or above min_bid if the market has moved past it.
-    const price = bidFor(attempt === 0 ? minBid : Math.max(minBid, last), policy);
+    const price = bidFor(attempt === 0 ? minBid : Math.max(minBid, last), policy, offer.num_gpus);
     if (price === null) {
       throw bidTooLow(
         offerId,
-        `a bid a ${policy.marginPct} % margin above $${Math.max(minBid, last)}/h would pass the cap of $${policy.maxBidDph}/h`,
+        `a bid a ${policy.marginPct} % margin above $${Math.max(minBid, last)}/h would pass the cap of $${bidCapDph(policy, offer.num_gpus)}/h`,
         history,
       );
     }

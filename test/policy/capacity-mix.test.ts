@@ -29,17 +29,17 @@ const mix = { onDemandFloorRate: 40, bidMarginPct: 15, maxBidFraction: 0.8, rebi
 
 describe('bids', () => {
   it('bids min_bid plus the margin, rounded up to $0.001/h, never above the cap', () => {
-    expect(bidFor(0.2, policy)).toBe(0.23);
-    expect(bidFor(0.3001, policy)).toBe(0.346);
-    expect(bidFor(0.44, policy)).toBeNull();
-    expect(bidFor(0, policy)).toBe(0.001);
+    expect(bidFor(0.2, policy, 1)).toBe(0.23);
+    expect(bidFor(0.3001, policy, 1)).toBe(0.346);
+    expect(bidFor(0.44, policy, 1)).toBeNull();
+    expect(bidFor(0, policy, 1)).toBe(0.001);
   });
 
   it('raises a bid only when min_bid is within half the margin of it, and only within the cap', () => {
-    expect(raiseTo(0.345, 0.3, policy)).toBeNull();
-    expect(raiseTo(0.345, 0.33, policy)).toBe(0.38);
-    expect(raiseTo(0.345, 0.45, policy)).toBeNull();
-    expect(raiseTo(0.345, null, policy)).toBeNull();
+    expect(raiseTo(0.345, 0.3, policy, 1)).toBeNull();
+    expect(raiseTo(0.345, 0.33, policy, 1)).toBe(0.38);
+    expect(raiseTo(0.345, 0.45, policy, 1)).toBeNull();
+    expect(raiseTo(0.345, null, policy, 1)).toBeNull();
   });
 
   it('reads a stop by the market from actual_status or the three state fields, not from a loading instance', () => {

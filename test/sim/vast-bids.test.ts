@@ -11,7 +11,7 @@ import { ChangeBidResponseSchema, InstanceSchema, OfferSchema } from '../../acti
 import { simStorageDph } from '../../infra/sim/vast/pricing.js';
 import { startVastSim, type VastSim } from '../../infra/sim/vast/server.js';
 import { bidCandidates } from '../../workflows/domain/policy/capacity-mix.js';
-import { bidFor } from '../../workflows/domain/policy/bid.js';
+import { bidCapDph, bidFor, BidPolicySchema, raiseTo, validateBidPolicy } from '../../workflows/domain/policy/bid.js';
 import { simOffer } from '../helpers/offers.js';
 
 const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'vast-bids');
@@ -21,6 +21,32 @@ const fixture = (name: string) =>
     request: { body?: Record<string, unknown> };
     response: { status: number; body: Record<string, unknown> };
   };
+
+describe('the bid cap', () => {
+  const open = { marginPct: 10, maxBidDph: 128, rebids: 0 };
+  it('caps every bid at change bid’s 32 $/h per GPU, whatever the policy allows', () => {
+    expect(bidCapDph(open, 1)).toBe(32);
+    expect(bidCapDph(open, 2)).toBe(64);
+    expect(bidCapDph(open, 8)).toBe(128);
+    expect(bidCapDph({ ...open, maxBidDph: 0.5 }, 8)).toBe(0.5);
+    expect(bidFor(29, open, 1)).toBe(31.9);
+    expect(bidFor(30, open, 1)).toBeNull();
+    expect(bidFor(30, open, 2)).toBe(33);
+    // A raise stops at the cap: min_bid 29.5 would want 32.45 $/h on one GPU.
+    expect(raiseTo(30.5, 29.5, open, 1)).toBeNull();
+    expect(raiseTo(30.5, 29.5, open, 2)).toBe(32.45);
+  });
+
+  it('states the range where the policy is validated (zod), naming the field', () => {
+    expect(() => validateBidPolicy({ ...open, maxBidDph: 129 })).toThrow(
+      /bid\.maxBidDph must be 0\.001\.\.128 \$\/h .*capped at 32 \$\/h per GPU.*got 129/,
+    );
+    expect(() => validateBidPolicy({ ...open, marginPct: -1 })).toThrow(/bid\.marginPct must be 0\.\.1000 %, got -1/);
+    expect(() => validateBidPolicy({ ...open, rebids: 1.5 })).toThrow(/bid\.rebids must be a whole number 0\.\.5/);
+    expect(() => validateBidPolicy(open)).not.toThrow();
+    expect(BidPolicySchema.shape.maxBidDph.description).toMatch(/32 \$\/h per GPU/);
+  });
+});
 
 describe('documented bid answers (test/fixtures/vast-bids)', () => {
   it('a bid search row carries min_bid; bidding 15 % above it rounds up to a tenth of a cent', () => {
@@ -73,12 +99,20 @@ describe('the simulated market and the Vast activities over HTTP', () => {
     dph_total: 0.5,
     market: { minBid: 0.2, minBidPath: [{ atSec: 0, minBid: 0.4 }], searchLagSec: 86_400 },
   });
+  // One GPU whose market is above change bid's 32 $/h per GPU: a bid there could never be raised.
+  const pricey = simOffer({
+    num_gpus: 1,
+    gpu_ram: 81_559,
+    gpu_name: 'H100 SXM',
+    dph_total: 60,
+    market: { minBid: 30 },
+  });
   let sim: VastSim;
   let acts: ReturnType<typeof createVastActivities>;
   let vast: VastClient;
   beforeAll(async () => {
     sim = await startVastSim({
-      offers: [steady, rising, lagging, laggingCapped],
+      offers: [steady, rising, lagging, laggingCapped, pricey],
       apiKey: KEY,
       // No GPU-host processes: these tests are about Vast's side of the rental.
       bootHost: () => Promise.resolve({ workDir: '', alive: true, kill() {} }),
@@ -111,17 +145,47 @@ describe('the simulated market and the Vast activities over HTTP', () => {
 
   it('rents at min_bid x 1.15, billed as the bid plus storage, and changes the bid', async () => {
     const r = await rent(steady.id, 0.4);
-    expect(r.bid?.priceDph).toBe(bidFor(0.2, { marginPct: 15, maxBidDph: 1, rebids: 0 }));
+    expect(r.bid?.priceDph).toBe(bidFor(0.2, { marginPct: 15, maxBidDph: 1, rebids: 0 }, 2));
     expect(r.bid?.priceDph).toBeGreaterThanOrEqual(0.2 * 1.15);
     expect(r.offer.dphTotal).toBeCloseTo(0.23 + simStorageDph(200, 0.1), 6);
     const inst = await vast.showInstance(r.instanceId);
     expect(inst).toMatchObject({ is_bid: true, dph_base: 0.23, min_bid: 0.2 });
     await run(() => acts.changeBid({ instanceId: r.instanceId, priceDph: 0.3 }));
     expect(await vast.showInstance(r.instanceId)).toMatchObject({ dph_base: 0.3 });
-    // Vast's range for a changed bid is 0.001-32 $/h: a refusal, in Vast's words, never retried.
-    const f = await failure(run(() => acts.changeBid({ instanceId: r.instanceId, priceDph: 40 })));
+    // Vast's range for a changed bid is 0.001 to 32 $/h per GPU (64 for these two): above it a refusal, in
+    // Vast's words, never retried.
+    expect(await run(() => acts.changeBid({ instanceId: r.instanceId, priceDph: 64 }))).toEqual({
+      priceDph: 64,
+      gone: false,
+    });
+    const f = await failure(run(() => acts.changeBid({ instanceId: r.instanceId, priceDph: 64.5 })));
     expect(f).toMatchObject({ type: 'VastApiError', nonRetryable: true });
-    expect(f.message).toMatch(/invalid_price/);
+    expect(f.message).toMatch(/invalid_args/);
+  });
+
+  it('change bid on an instance that is gone (404 no_such_instance) reads as gone, not an API error', async () => {
+    const r = await rent(steady.id, 0.4);
+    await run(() => acts.destroyInstance(r.instanceId));
+    expect(await run(() => acts.changeBid({ instanceId: r.instanceId, priceDph: 0.3 }))).toEqual({
+      priceDph: 0.3,
+      gone: true,
+    });
+    // The simulator answers as the documented example does.
+    const documented = fixture('change-bid-404-no-such-instance').response;
+    const raw = await fetch(`${sim.url}/api/v0/instances/bid_price/${r.instanceId}/`, {
+      method: 'PUT',
+      headers: { Authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ client_id: 'me', price: 0.3 }),
+    });
+    expect(raw.status).toBe(documented.status);
+    expect(await raw.json()).toMatchObject({ success: false, error: documented.body.error });
+  });
+
+  it('never bids above what change bid accepts: a 1-GPU offer whose bid would pass 32 $/h is not rented', async () => {
+    const f = await failure(rent(pricey.id, 100, 0));
+    expect(f).toMatchObject({ type: 'BidTooLow', nonRetryable: true });
+    expect(f.message).toMatch(/would pass the cap of \$32\/h/);
+    expect(sim.ledger().filter((l) => l.offerId === pricey.id)).toHaveLength(0);
   });
 
   it("stops an instance when min_bid rises past its bid on the simulator's clock: every state field stopped", async () => {

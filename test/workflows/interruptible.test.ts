@@ -93,7 +93,7 @@ describe('interruptible rentals', () => {
         workflowExecutionTimeout: '5 minutes',
       });
       await expectPromoted(env.client, id);
-      const placed = bidFor(0.3, bid(0.6)) ?? 0;
+      const placed = bidFor(0.3, bid(0.6), o.num_gpus) ?? 0;
       expect(placed).toBe(0.345);
       const [inst] = env.sim.ledger().filter((l) => l.offerId === o.id);
       expect(inst).toMatchObject({ bid: placed, destroyed: false });

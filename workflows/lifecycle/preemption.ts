@@ -4,7 +4,7 @@ import type { VastActivities } from '../../activities/vast/activities.js';
 import { vastApiOptions } from '../activity-options.js';
 import { type Classified, killFailure } from '../classify.js';
 import { FailureType } from '../domain/failures.js';
-import { pushBounded, raiseTo, stoppedByMarket } from '../domain/policy/bid.js';
+import { bidCapDph, pushBounded, raiseTo, stoppedByMarket } from '../domain/policy/bid.js';
 import type { RentedInstance, Stage } from '../domain/types.js';
 import { vastSummary } from '../ui/summaries.js';
 import { summarized } from '../ui/summarized.js';
@@ -105,9 +105,15 @@ export async function watchBid(rented: RentedInstance, r: InstanceReading, stage
     const p = preempted(rented, stage, why, r);
     throw killFailure(p.type, p.message, p.details);
   }
-  const next = raiseTo(bid.priceDph, r.market?.minBidDph ?? null, bid.policy);
+  const next = raiseTo(bid.priceDph, r.market?.minBidDph ?? null, bid.policy, rented.offer.numGpus);
   if (next === null) return;
-  await vast.changeBid({ instanceId: rented.instanceId, priceDph: next });
+  const changed = await vast.changeBid({ instanceId: rented.instanceId, priceDph: next });
+  if (changed.gone) {
+    // Vast's word that the instance no longer exists, as the watch reads a show answering 404.
+    throw killFailure(FailureType.HostLost, 'instance is gone at Vast (change bid answered 404 no_such_instance)', {
+      actualStatus: null,
+    });
+  }
   const current = rented.bid ?? bid;
   // What Vast bills from now on (cost counts interruptible time at the price paid).
   rented.offer = {
@@ -133,5 +139,5 @@ export async function watchBid(rented: RentedInstance, r: InstanceReading, stage
 export function bidCeilingDph(rented: RentedInstance): number | null {
   const bid = rented.bid;
   if (!bid) return null;
-  return Math.round((rented.offer.dphTotal - bid.priceDph + bid.policy.maxBidDph) * 1e6) / 1e6;
+  return Math.round((rented.offer.dphTotal - bid.priceDph + bidCapDph(bid.policy, rented.offer.numGpus)) * 1e6) / 1e6;
 }

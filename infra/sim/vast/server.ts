@@ -508,13 +508,15 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
       return json(res, 200, { success: true, new_contract: inst.id, instance_api_key: `sim-${inst.id}` });
     }
     if (method === 'PUT' && (m = /^\/api\/v0\/instances\/bid_price\/(\d+)\/$/.exec(p))) {
-      // Change bid (Vast's OpenAPI page: body {client_id, price}, price 0.001-32 $/h, answer {"success": true}).
+      // Change bid (change_bid.yaml: body {client_id, price}, price 0.001 to 32 $/h per GPU, answer {"success": true};
+      // out of range 400 invalid_args, a gone instance 404 no_such_instance).
       const inst = instances.get(Number(m[1]));
       const req = body as Record<string, unknown>;
       if (!inst || inst.destroyed)
         return json(res, 404, { success: false, error: 'no_such_instance', msg: `Instance ${m[1]} not found.` });
-      const bad = typeof req.price === 'number' ? invalidBid(req.price, 32) : 'price is required ($/h)';
-      if (bad) return json(res, 400, { success: false, error: 'invalid_price', msg: `error 400: ${bad}` });
+      const bad =
+        typeof req.price === 'number' ? invalidBid(req.price, 32 * inst.offer.num_gpus) : 'price is required ($/h)';
+      if (bad) return json(res, 400, { success: false, error: 'invalid_args', msg: `error 400: ${bad}` });
       if (inst.bid === null)
         return json(res, 400, {
           success: false,

@@ -58,7 +58,7 @@ export function bidCandidates(offers: readonly OfferFacts[], mix: CapacityMix, d
     const storage = storageDph(o, diskGb);
     const maxBidDph = Math.floor((o.dphTotal - storage) * mix.maxBidFraction * 1000) / 1000;
     const policy: BidPolicy = { marginPct: mix.bidMarginPct, maxBidDph, rebids: mix.rebids };
-    const priceDph = bidFor(o.minBid, policy);
+    const priceDph = bidFor(o.minBid, policy, o.numGpus);
     if (priceDph === null) continue;
     out.push({ ...o, dphTotal: Math.round((priceDph + storage) * 1e6) / 1e6, bid: { ...policy, priceDph } });
   }
