@@ -1,3 +1,4 @@
+import { appendFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -22,7 +23,6 @@ import { FailureType } from '../../workflows/domain/failures.js';
 
 let dir = '';
 const daemons: SimDaemon[] = [];
-const log: string[] = [];
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'bad-daemon-'));
@@ -39,6 +39,8 @@ afterAll(async () => {
 /** A simulated daemon with `badResponses`, ready on a port of its own, and host activities over it. */
 async function hostOver(badResponses: 'garbage' | 'oversized') {
   const listen = `127.0.0.1:${await freePort()}`;
+  const workDir = await mkdtemp(path.join(dir, `${badResponses}-`));
+  const supervisor = new DaemonSupervisor({ command: ['true'], listenAddress: listen, workDir, paramCacheDir: dir });
   const scenario = HostScenarioSchema.parse({ startupSec: 0, proofSec: 1, faults: { badResponses } });
   daemons.push(
     startSimDaemon({
@@ -47,18 +49,13 @@ async function hostOver(badResponses: 'garbage' | 'oversized') {
       scale: 0.001,
       gpuName: 'RTX 4090',
       numGpus: 1,
-      log: (line) => log.push(line),
+      // Where the supervisor keeps the daemon's output, as if it had started this daemon.
+      log: (line) => appendFileSync(supervisor.logFile, `${line}\n`),
       die: () => {
         throw new Error('the simulated daemon died');
       },
     }),
   );
-  const supervisor = new DaemonSupervisor({
-    command: ['true'],
-    listenAddress: listen,
-    workDir: dir,
-    paramCacheDir: dir,
-  });
   vi.spyOn(supervisor, 'stop').mockResolvedValue(undefined);
   const acts = createGpuHostActivities({
     supervisor,
@@ -67,7 +64,7 @@ async function hostOver(badResponses: 'garbage' | 'oversized') {
     paramfetchCommand: ['true'],
     c1Path: path.join(dir, 'c1.json'),
     minerId: 1000,
-    workDir: dir,
+    workDir,
     fitness: { nvidiaSmi: ['false'], diskFree: ['false'], diskWrite: ['false'], sampleUrl: null, paramCacheDir: dir },
   });
   const env = () => new MockActivityEnvironment({ heartbeatTimeoutMs: 60_000 }, { logger: new DefaultLogger('ERROR') });
@@ -107,7 +104,9 @@ describe('a daemon returning garbage or oversized messages', () => {
     expect(f.message).toContain('result.job_id');
     expect(f.message).toContain('result.proof: empty');
     expect(f.message).toContain('result.total_ms');
-    expect(log.some((l) => l.includes('corrupted result'))).toBe(true);
+    // The daemon's log is the evidence the kill carries.
+    const details = f.details?.[0] as { diagnostics?: { daemonLogTail?: string } } | undefined;
+    expect(details?.diagnostics?.daemonLogTail).toContain('corrupted result');
     // Survived the bad answer: the next call is served.
     expect(await env().run(() => acts.sampleDaemon())).toMatchObject({ completed: 1 });
   });
@@ -117,8 +116,9 @@ describe('a daemon returning garbage or oversized messages', () => {
     const f = await failureOf(env().run(() => acts.warmupProof({ step: 'warmup', proofDeadlineSec: 30 })));
     expect(f.type).toBe(FailureType.DaemonTransportError);
     expect(f.message).toContain('RESOURCE_EXHAUSTED');
-    const details = f.details?.[0] as { diagnostics?: { grpcMessage?: string } } | undefined;
+    const details = f.details?.[0] as { diagnostics?: { grpcMessage?: string; daemonLogTail?: string } } | undefined;
     expect(details?.diagnostics?.grpcMessage).toMatch(/larger than max/i);
+    expect(details?.diagnostics?.daemonLogTail).toContain('starting, partition_workers=2');
     expect(await env().run(() => acts.sampleDaemon())).toMatchObject({ completed: 1 });
   });
 });
