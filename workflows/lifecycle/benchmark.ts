@@ -1,6 +1,15 @@
-import { CancellationScope, CancelledFailure, isCancellation, sleep } from '@temporalio/workflow';
+import {
+  type ApplicationFailure,
+  CancellationScope,
+  CancelledFailure,
+  isCancellation,
+  sleep,
+} from '@temporalio/workflow';
 import type { BenchmarkInput } from '../../activities/gpu-host/activities.js';
+import { hostTimedOut, killFailure } from '../classify.js';
+import { FailureType } from '../domain/failures.js';
 import { clockRate, formatDuration, realSec } from '../domain/policy/clock.js';
+import { type UnheardDeadline, unheardDeadline } from '../domain/policy/deadline-evidence.js';
 import type { BenchmarkPlan } from '../domain/policy/concurrency.js';
 import { earlyPromotePlan, type Standing } from '../domain/policy/early-promote-plan.js';
 import type { BenchmarkReport, LifecycleInput } from '../domain/types.js';
@@ -38,55 +47,97 @@ export function batchFor(
   };
 }
 
+/** The deadline's terms, and what the workflow knows of whether it is listening to the host. */
+export interface DeadlineWatch {
+  benchmarkSec: number;
+  heartbeatSec: number;
+  timeScale: number;
+  /** Since when the host's batch has gone unheard at the server (being collected by step id); null while heard. */
+  unheardSince: () => number | null;
+  /** The deadline passed while we were not listening: said in history and the store before the wait. */
+  onUnheard: (u: UnheardDeadline) => void;
+}
+
 /**
  * Races the batch against a workflow timer. On timeout the activity is cancelled and, because it waits
  * for cancellation to complete, hands back how far it got; that partial report is the timeout's evidence.
+ * A deadline that passed while we were not listening (policy/deadline-evidence.ts) is no evidence: the
+ * workflow goes on listening for the host's kept batch (collected by its step id) for the time it missed,
+ * judges on what the host proved, and ends `BenchmarkUnobserved` when nothing can be collected.
  * An operator's cancel also stops the batch, which then returns normally: that is a cancellation, never a verdict.
  */
 export async function benchmarkAgainstTimer(
   runBenchmark: (batch: BenchmarkInput) => Promise<BenchmarkReport>,
   batch: BenchmarkInput,
-  benchmarkSec: number,
-  timeScale: number,
+  deadline: DeadlineWatch,
 ): Promise<BenchmarkReport> {
-  const report = await raceTimer(runBenchmark, batch, benchmarkSec, timeScale);
+  const report = await raceTimer(runBenchmark, batch, deadline);
   if (CancellationScope.current().consideredCancelled) throw new CancelledFailure('cancelled during benchmark');
   return report;
+}
+
+/** A timer in its own scope, settled 'fired' or 'cancelled', for racing against the batch. */
+function timerIn(scope: CancellationScope, ms: number, summary: string): Promise<'fired' | 'cancelled'> {
+  return scope
+    .run(() => sleep(ms, { summary }))
+    .then(
+      () => 'fired' as const,
+      () => 'cancelled' as const,
+    );
 }
 
 async function raceTimer(
   runBenchmark: (batch: BenchmarkInput) => Promise<BenchmarkReport>,
   batchInput: BenchmarkInput,
-  benchmarkSec: number,
-  timeScale: number,
+  w: DeadlineWatch,
 ): Promise<BenchmarkReport> {
   const { count, concurrency } = batchInput;
   const batchScope = new CancellationScope();
   const timerScope = new CancellationScope();
+  const dueAtMs = Date.now() + w.benchmarkSec * 1000;
   const batch = batchScope.run(() => runBenchmark(batchInput));
-  const timer = timerScope
-    .run(() =>
-      sleep(benchmarkSec * 1000, {
-        // Shown in real time: the timer runs on the hosts' clock (policy/clock.ts).
-        summary: `benchmark deadline (${formatDuration(realSec(benchmarkSec * 1000, timeScale))})`,
-      }),
-    )
-    .then(
-      () => 'timer' as const,
-      () => 'cancelled' as const,
-    );
+  // Shown in real time: the timer runs on the hosts' clock (policy/clock.ts).
+  const timer = timerIn(
+    timerScope,
+    w.benchmarkSec * 1000,
+    `benchmark deadline (${formatDuration(realSec(w.benchmarkSec * 1000, w.timeScale))})`,
+  );
+  let unheard: UnheardDeadline | null = null;
   try {
     const first = await Promise.race([batch.then(() => 'batch' as const), timer]);
     if (first === 'batch') return await batch;
+    unheard = unheardDeadline({
+      dueAtMs,
+      firedAtMs: Date.now(),
+      unheardSinceMs: w.unheardSince(),
+      heartbeatSec: w.heartbeatSec,
+      deadlineSec: w.benchmarkSec,
+    });
+    if (unheard) {
+      w.onUnheard(unheard);
+      const extension = timerIn(
+        timerScope,
+        unheard.extendSec * 1000,
+        `listening for the host's kept batch (${formatDuration(realSec(unheard.extendSec * 1000, w.timeScale))})`,
+      );
+      const settled = batch.then(
+        () => 'batch' as const,
+        () => 'batch' as const,
+      );
+      if ((await Promise.race([settled, extension])) === 'batch') return await batch;
+    }
     batchScope.cancel();
     return await batch;
   } catch (err) {
+    const ours = !CancellationScope.current().consideredCancelled;
+    // Nothing the host proved could be collected after a deadline we did not hear: no evidence either way.
+    if (unheard && ours && (isCancellation(err) || hostTimedOut(err))) throw unobserved(unheard, count, err);
     // The host acknowledged our cancel without a report: a timeout with unknown progress.
-    if (isCancellation(err) && batchScope.consideredCancelled && !CancellationScope.current().consideredCancelled) {
+    if (isCancellation(err) && batchScope.consideredCancelled && ours) {
       return {
         requested: count,
         completed: 0,
-        elapsedMs: benchmarkSec * 1000,
+        elapsedMs: w.benchmarkSec * 1000,
         concurrency,
         timings: [],
         deadlineReached: true,
@@ -96,4 +147,18 @@ async function raceTimer(
   } finally {
     timerScope.cancel();
   }
+}
+
+function unobserved(u: UnheardDeadline, requested: number, err: unknown): ApplicationFailure {
+  return killFailure(
+    FailureType.BenchmarkUnobserved,
+    `the benchmark deadline passed while we could not hear the host (${u.why}), and its kept batch could not be collected: no evidence against the host`,
+    {
+      lateSec: u.lateSec,
+      unheardSec: u.unheardSec,
+      listenedSec: u.extendSec,
+      requested,
+      lastError: err instanceof Error ? err.message.slice(0, 300) : String(err),
+    },
+  );
 }

@@ -36,6 +36,8 @@ export class HostSteps {
   private readonly t: LifecycleTimeouts;
   /** Daemon restarts left for the transport-error remedy, across both warmups. */
   private restartsLeft: number;
+  /** Workflow time the running step timed out at the server (its heartbeats stopped reaching us); null while heard. */
+  private unheardSinceMs: number | null = null;
 
   constructor(
     label: string,
@@ -107,6 +109,14 @@ export class HostSteps {
     }
   }
 
+  /**
+   * Since when the running step has gone unheard: the server timed it out and the workflow is collecting
+   * it by its step id. A deadline that passes meanwhile is not evidence (workflows/lifecycle/benchmark.ts).
+   */
+  unheardSince(): number | null {
+    return this.unheardSinceMs;
+  }
+
   runBenchmark(batch: BenchmarkInput) {
     return this.deliver('benchmark', (id) => this.benchmarkBatch.runBenchmark({ ...batch, stepId: id }));
   }
@@ -141,17 +151,20 @@ export class HostSteps {
     // Each step carries an id the host keeps its work and result under (activities/gpu-host/step-keeper.ts).
     const stepId = `${workflowInfo().runId}/${++this.steps}/${step}`;
     let redelivered = false;
+    this.unheardSinceMs = null;
     for (let resumes = 0; ; resumes++) {
       try {
         // Awaited here, not through a wrapper: the benchmark's race against its timer sees the same promise chain.
         const res = await call(stepId);
         this.answered = true;
+        this.unheardSinceMs = null;
         return res;
       } catch (caught) {
         const err = tagOrigin(caught, origin);
         const lost: boolean = !redelivered && lostBeforeFirstHeartbeat(err);
         const resumable = !lost && resumes < MAX_STEP_RESUMES && hostTimedOut(err);
         if (!lost && !resumable) throw err;
+        this.unheardSinceMs ??= Date.now();
         await this.probe(err);
         redelivered ||= lost;
         await this.journal.note(

@@ -1,4 +1,7 @@
 import {
+  ActivityFailure,
+  CancellationScope,
+  isCancellation,
   patched,
   proxyActivities,
   proxyLocalActivities,
@@ -12,6 +15,7 @@ import { lifecycleStatusQuery } from '../definitions.js';
 import { FailureType as FT, type FailureType } from '../domain/failures.js';
 import { fleetMetrics, lifecycleLog } from '../metrics.js';
 import { notify } from '../notify.js';
+import type { Standing } from '../domain/policy/early-promote-plan.js';
 import { verdictFor } from '../domain/policy/verdicts.js';
 import { costKeeper } from './cost.js';
 import { realMs } from '../domain/policy/clock.js';
@@ -53,7 +57,18 @@ function initialStatus(input: LifecycleInput, ids: LifecycleIds): LifecycleStatu
  */
 export class Journal {
   readonly status: LifecycleStatus;
+  /**
+   * The store, each write queued behind the earlier ones (a row before its events, Postgres's order) and
+   * waiting out an outage; awaiting a call waits for that write. Decisions never await one: the journal's
+   * own records are queued without waiting, and `recorded()` waits for all before the run ends.
+   */
   readonly store: StoreActivities;
+  /** One round of the store (its retry budget), unqueued: for reads a decision needs, with a fallback. */
+  private readonly readOnce: StoreActivities;
+  /** The queue's tail: settles when every write queued so far has reached Postgres. */
+  private queue: Promise<void> = Promise.resolve();
+  /** The first write Postgres refused (our bug, `Internal`): thrown by `recorded()`. */
+  private refusal: unknown = null;
   /** Stage changes: regular activities, since the UI's timeline names a local activity's marker only by type. */
   private readonly stageStore: StoreActivities;
   /** The UI's current details ("benchmark 7 of 12 proofs · 41 proofs/h so far · 23 min left · $0.42 so far"). */
@@ -89,21 +104,83 @@ export class Journal {
     }));
     // Store writes are fast and local to the control worker: local activities keep them out of the event count.
     // A Postgres outage makes them wait (status.waitingOn says so), never fail the lifecycle.
-    this.store = waitingStore(
-      summarized(proxyLocalActivities<StoreActivities>(lifecycleStoreOptions(t, 'first')), storeSummary),
-      summarized(proxyLocalActivities<StoreActivities>(lifecycleStoreOptions(t, 'again')), storeSummary),
-      showWait,
+    const firstRound = summarized(
+      proxyLocalActivities<StoreActivities>(lifecycleStoreOptions(t, 'first')),
+      storeSummary,
     );
-    this.stageStore = waitingStore(
-      summarized(proxyActivities<StoreActivities>(lifecycleStoreOptions(t, 'first')), storeSummary),
-      summarized(proxyActivities<StoreActivities>(lifecycleStoreOptions(t, 'again')), storeSummary),
-      showWait,
+    this.readOnce = firstRound;
+    this.store = this.queued(
+      waitingStore(
+        firstRound,
+        summarized(proxyLocalActivities<StoreActivities>(lifecycleStoreOptions(t, 'again')), storeSummary),
+        showWait,
+      ),
+    );
+    this.stageStore = this.queued(
+      waitingStore(
+        summarized(proxyActivities<StoreActivities>(lifecycleStoreOptions(t, 'first')), storeSummary),
+        summarized(proxyActivities<StoreActivities>(lifecycleStoreOptions(t, 'again')), storeSummary),
+        showWait,
+      ),
     );
     this.seqNo = input.resume?.seq ?? 0;
     this.inst = input.resume?.rented ?? null;
     if (input.resume) {
       if (input.resume.rentedAtMs !== undefined) view.rented(input.resume.rented.offer, input.resume.rentedAtMs);
       view.refresh();
+    }
+  }
+
+  /** `store`'s calls go through the one queue, in order, never cancelled: they are records. */
+  private queued<S extends object>(store: S): S {
+    return new Proxy(store, {
+      get: (target, prop, receiver) => {
+        const call: unknown = Reflect.get(target, prop, receiver);
+        if (typeof call !== 'function') return call;
+        return (...args: unknown[]) => this.enqueue(() => (call as (...a: unknown[]) => Promise<unknown>)(...args));
+      },
+    });
+  }
+
+  private enqueue<T>(write: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(() => CancellationScope.nonCancellable(write));
+    this.queue = run.then(
+      () => undefined,
+      (err: unknown) => {
+        if (!isCancellation(err)) this.refusal ??= err;
+      },
+    );
+    return run;
+  }
+
+  /** A record no decision waits for: queued, its failure kept for `recorded()`. Resolves at once. */
+  private later(write: Promise<unknown>): Promise<void> {
+    write.catch(() => undefined);
+    return Promise.resolve();
+  }
+
+  /** Waits until every record queued so far reached the store (an outage is waited out); throws a refusal. */
+  async recorded(): Promise<void> {
+    await this.queue;
+    this.throwIfRefused();
+  }
+
+  /** A write Postgres refused is our bug: the lifecycle ends `Internal` at its next decision. */
+  throwIfRefused(): void {
+    if (this.refusal !== null) throw this.refusal;
+  }
+
+  /**
+   * A read a decision needs, one store round only: on failure the caller takes the conservative choice,
+   * and `unread` says why (into history with the decision's event).
+   */
+  async machineStanding(machineId: number): Promise<{ standing: Standing; unread?: string }> {
+    try {
+      return { standing: (await this.readOnce.machineStanding({ machineId })).standing };
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      const cause = err instanceof ActivityFailure ? err.cause : err;
+      return { standing: 'probation', unread: (cause instanceof Error ? cause.message : String(cause)).slice(0, 300) };
     }
   }
 
@@ -132,13 +209,15 @@ export class Journal {
   }
 
   private event(stage: Stage, message: string, details?: Record<string, unknown>, at = new Date().toISOString()) {
-    return this.store.recordEvent({ ...this.ids, seq: ++this.seqNo, stage, message, details, at });
+    return this.later(this.store.recordEvent({ ...this.ids, seq: ++this.seqNo, stage, message, details, at }));
   }
 
   /** A stage change's event: in the UI's timeline as `recordEvent • stage → benchmark`. */
   private stageEvent(stage: Stage, details?: Record<string, unknown>, at = new Date().toISOString()) {
     const store = patched(STAGE_ACTIVITY_PATCH) ? this.stageStore : this.store;
-    return store.recordEvent({ ...this.ids, seq: ++this.seqNo, stage, message: `entered ${stage}`, details, at });
+    return this.later(
+      store.recordEvent({ ...this.ids, seq: ++this.seqNo, stage, message: `entered ${stage}`, details, at }),
+    );
   }
 
   /** The stage in the status, search attribute and metric; its store event is `recordStage`'s. */
@@ -177,18 +256,20 @@ export class Journal {
   }
 
   private recordInstance(label: string, inst: RentedInstance | null): Promise<void> {
-    return this.store.recordInstance({
-      ...this.ids,
-      offerId: this.input.offerId,
-      instanceId: inst?.instanceId ?? null,
-      offer: inst?.offer ?? null,
-      label,
-      stage: 'provisioning',
-      ...(inst?.bid ? { bidDph: inst.bid.priceDph } : {}),
-      ...(inst && this.rentedAtMs !== null
-        ? { rentedAt: new Date(this.rentedAtMs).toISOString(), timeScale: this.input.timeScale }
-        : {}),
-    });
+    return this.later(
+      this.store.recordInstance({
+        ...this.ids,
+        offerId: this.input.offerId,
+        instanceId: inst?.instanceId ?? null,
+        offer: inst?.offer ?? null,
+        label,
+        stage: 'provisioning',
+        ...(inst?.bid ? { bidDph: inst.bid.priceDph } : {}),
+        ...(inst && this.rentedAtMs !== null
+          ? { rentedAt: new Date(this.rentedAtMs).toISOString(), timeScale: this.input.timeScale }
+          : {}),
+      }),
+    );
   }
 
   async rentedInstance(label: string, inst: RentedInstance): Promise<void> {
@@ -219,7 +300,7 @@ export class Journal {
     this.status.rate = rate;
     upsertSearchAttributes([{ key: SA.benchRate, value: rate }]);
     fleetMetrics.benchRate(rate, inst.offer.gpuName);
-    await this.store.recordBenchmark({ ...this.ids, offer: inst.offer, report, rate });
+    await this.later(this.store.recordBenchmark({ ...this.ids, offer: inst.offer, report, rate }));
   }
 
   /**
@@ -232,14 +313,16 @@ export class Journal {
     if (!l) return;
     upsertSearchAttributes([{ key: SA.dollarsPerHour, value: l.dph }, ...this.cost.attribute()]);
     lifecycleLog('price', { ...this.logFields(), dollarsPerHour: l.dph });
-    await this.store.recordPriceMove({
-      ...this.ids,
-      dphTotal: l.dph,
-      bidDph: inst.bid?.priceDph ?? null,
-      countedAt: new Date(l.countedToMs).toISOString(),
-      beforeVerdictUsd: l.beforeVerdictUsd,
-      productionUsd: l.productionUsd,
-    });
+    await this.later(
+      this.store.recordPriceMove({
+        ...this.ids,
+        dphTotal: l.dph,
+        bidDph: inst.bid?.priceDph ?? null,
+        countedAt: new Date(l.countedToMs).toISOString(),
+        beforeVerdictUsd: l.beforeVerdictUsd,
+        productionUsd: l.productionUsd,
+      }),
+    );
   }
 
   async promoted(
@@ -256,15 +339,17 @@ export class Journal {
     if (verdictCost) fleetMetrics.spent(verdictCost, 'promoted', inst.offer.gpuName);
     this.rentedAtMs = null;
     lifecycleLog('promote', { ...this.logFields(), rateProofsPerHour: rate });
-    await this.store.recordOutcome({
-      ...this.ids,
-      outcome: 'promoted',
-      failureType: null,
-      reason,
-      machineId: inst.offer.machineId,
-      destroyed: false,
-      ...(verdictCost ? { cost: { ...verdictCost, verdictAt: new Date().toISOString() } } : {}),
-    });
+    await this.later(
+      this.store.recordOutcome({
+        ...this.ids,
+        outcome: 'promoted',
+        failureType: null,
+        reason,
+        machineId: inst.offer.machineId,
+        destroyed: false,
+        ...(verdictCost ? { cost: { ...verdictCost, verdictAt: new Date().toISOString() } } : {}),
+      }),
+    );
     // Not awaited: the watch starts at once; the notification cannot hold it up.
     void notify({ kind: 'promote', ...this.notifyFields(), rateProofsPerHour: rate, reason: `${rate} proofs/h` });
   }
@@ -302,6 +387,8 @@ export class Journal {
       verdict: verdictFor(failure.type).verdict,
       destroyed,
     });
+    // The run ends next: every record first (after the destroy, so an outage only delays the end).
+    await this.recorded();
     // After the destroy and its record; awaited because the workflow ends next, bounded by its timeout.
     await notify({ kind: 'kill', ...this.notifyFields(), failureType: failure.type, reason: failure.message });
   }
@@ -309,6 +396,7 @@ export class Journal {
   /** Money may be leaking: count it, log it, tell the webhook (awaited: the workflow fails next). */
   async destroyFailed(instanceId: number, killReason: FailureType): Promise<void> {
     fleetMetrics.destroyFailed(killReason);
+    await this.recorded();
     lifecycleLog('kill', { ...this.logFields(), failureType: FT.DestroyFailed, killReason });
     await notify({
       kind: 'destroy_failed',

@@ -60,7 +60,10 @@ export async function watchPromoted(
   if (!input.resume)
     await host.startProduction(planBenchmark(inst.offer.numGpus, inst.offer.cpuRamMb, input.concurrency).concurrency);
   for (let samples = 0; ; samples++) {
+    journal.throwIfRefused();
     if (samples >= w.samplesPerRun || workflowInfo().continueAsNewSuggested) {
+      // A new run drops this one's pending writes: every record reaches the store first.
+      await journal.recorded();
       const { rentalKey } = journal.ids;
       const rentedAtMs = journal.view.rentedAtMs;
       const carried = journal.cost.ledger();
