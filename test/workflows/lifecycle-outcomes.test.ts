@@ -11,10 +11,18 @@ import { waitForPromotionRecorded } from '../../infra/dev/verdict.js';
 import { expectPromoted } from '../helpers/expect-promoted.js';
 
 const SCALE = 0.01;
-// A healthy 2x RTX 4090 at 100 s/proof proves ~70/h; compressed 100x that reads ~7000/h.
+// A healthy host of two GPUs at 100 s/proof proves ~70/h; compressed 100x that reads ~7000/h.
 const MIN_RATE = 29 / SCALE;
 
-const healthy = simOffer({ gpu_name: 'RTX 4090', num_gpus: 2, host: { proofSec: 100 } });
+// A current host as it prints itself: driver 610's KMD banner and "NVIDIA GeForce RTX 4080 SUPER" for
+// what Vast lists as "RTX 4080S" (test/fixtures/nvidia-smi/rtx2080super-610.json, rtx4080super-595.json).
+const healthy = simOffer({
+  gpu_name: 'RTX 4080S',
+  num_gpus: 2,
+  gpu_ram: 16_376,
+  cuda_max_good: 13.3,
+  host: { proofSec: 100, machine: { driverVersion: '610.57.04' } },
+});
 const slow = simOffer({ gpu_name: 'RTX 3060', num_gpus: 1, host: { proofSec: 600 } });
 const cancelled = simOffer({ host: { proofSec: 100 } });
 const early = simOffer({ gpu_name: 'RTX 3060', num_gpus: 1, host: { proofSec: 600 } });
@@ -42,6 +50,21 @@ describe('instanceLifecycle outcomes', () => {
       workflowExecutionTimeout: '5 minutes',
     });
     await expectPromoted(env.client, id);
+    // Through the fitness gate on what a real driver-610 host prints.
+    const fit = await env.pool.query<{ details: Record<string, unknown> }>(
+      "SELECT details FROM lifecycle_events WHERE workflow_id = $1 AND message = 'fit'",
+      [id],
+    );
+    expect(fit.rows[0]?.details).toMatchObject({
+      measured: {
+        gpus: 2,
+        gpuNames: ['NVIDIA GeForce RTX 4080 SUPER'],
+        smiForm: 'kmd',
+        driverVersion: '610.57.04',
+        cudaVersion: 13.3,
+      },
+      claimed: { gpuName: 'RTX 4080S', numGpus: 2 },
+    });
     const status = await handle.query(lifecycleStatusQuery);
     expect(status.rate).toBeGreaterThan(MIN_RATE);
     // The stage turns promoted first; the promotion's record (row and Outcome attribute) follows it.
@@ -63,15 +86,15 @@ describe('instanceLifecycle outcomes', () => {
     expect(ledger).toMatchObject({ destroyed: false, status: 'running' });
     const desc = await env.client.workflow.getHandle(id).describe();
     expect(desc.searchAttributes.Outcome).toEqual(['promoted']);
-    expect(desc.searchAttributes.GpuModel).toEqual(['RTX 4090']);
+    expect(desc.searchAttributes.GpuModel).toEqual(['RTX 4080S']);
     // The Vast key lives only in the worker's config: no input, result or event carries it.
     const history = historyText(await env.client.workflow.getHandle(id).fetchHistory());
-    expect(history).toContain('RTX 4090'); // payloads were decoded
+    expect(history).toContain('RTX 4080S'); // payloads were decoded
     expect(history).not.toContain(API_KEY);
     // Fleet metrics reach the worker's Prometheus endpoint.
     const metrics = await (await fetch(METRICS_URL)).text();
     expect(metrics).toMatch(/fleet_lifecycle_outcomes_total\{[^}]*outcome="promoted"[^}]*\} 1/);
-    expect(metrics).toMatch(/fleet_benchmark_rate_proofs_per_hour_bucket\{[^}]*gpu="RTX 4090"/);
+    expect(metrics).toMatch(/fleet_benchmark_rate_proofs_per_hour_bucket\{[^}]*gpu="RTX 4080S"/);
     // A promoted lifecycle keeps running to watch its host; an operator's kill destroys it.
     await handle.cancel();
     await expect(handle.result()).rejects.toThrow();
