@@ -15,29 +15,42 @@ export interface ClusterCerts {
   control: { certFile: string; keyFile: string; subject: string };
   /** The host front: its server certificate for hosts, and its client certificate for the frontend. */
   hostFront: { certFile: string; keyFile: string; clientCertFile: string; clientKeyFile: string };
+  /**
+   * A server certificate that is also a client one (CN gpu-fleet-internode): internode mTLS in upstream's
+   * image, whose system worker presents it to the frontend (so it is a control subject there).
+   */
+  internode: { certFile: string; keyFile: string; subject: string };
   /** The name clients verify in the server certificates. */
   serverName: string;
 }
 
+export interface CertOptions {
+  /** DNS names of the server certificates, the first the one clients verify (default localhost). */
+  serverNames?: string[];
+  /** Validity (default one day: enough for a run, useless after). */
+  days?: number;
+}
+
 const SERVER_NAME = 'localhost';
 const CONTROL_SUBJECT = 'gpu-fleet-control';
+const INTERNODE_SUBJECT = 'gpu-fleet-internode';
 
-/** Writes a CA and its leaf certificates into `dir` (EC P-256, one day: enough for a run, useless after). */
-export function makeClusterCerts(dir: string): ClusterCerts {
+/** Writes a CA and its leaf certificates into `dir` (EC P-256). */
+export function makeClusterCerts(dir: string, opts: CertOptions = {}): ClusterCerts {
+  const names = opts.serverNames ?? [SERVER_NAME];
+  const days = String(opts.days ?? 1);
+  const san = `subjectAltName=${names.map((n) => `DNS:${n}`).join(',')},IP:127.0.0.1`;
   const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
   const f = (name: string) => path.join(dir, name);
   // genpkey writes PKCS#8, which both rustls (the worker's native connection) and Go read.
   const key = (name: string) =>
     ssl('genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', `${name}.key`);
   key('ca');
-  ssl('req', '-x509', '-new', '-key', 'ca.key', '-out', 'ca.pem', '-days', '1', '-subj', '/CN=gpu-fleet-test-ca');
-  const leaf = (name: string, cn: string, usage: 'serverAuth' | 'clientAuth') => {
+  ssl('req', '-x509', '-new', '-key', 'ca.key', '-out', 'ca.pem', '-days', days, '-subj', '/CN=gpu-fleet-test-ca');
+  const leaf = (name: string, cn: string, usage: 'serverAuth' | 'clientAuth' | 'serverAuth,clientAuth') => {
     key(name);
     ssl('req', '-new', '-key', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`);
-    const ext =
-      usage === 'serverAuth'
-        ? `subjectAltName=DNS:${SERVER_NAME},IP:127.0.0.1\nextendedKeyUsage=serverAuth\n`
-        : `extendedKeyUsage=clientAuth\n`;
+    const ext = usage === 'clientAuth' ? `extendedKeyUsage=clientAuth\n` : `${san}\nextendedKeyUsage=${usage}\n`;
     writeFileSync(f(`${name}.ext`), ext);
     ssl(
       'x509',
@@ -52,7 +65,7 @@ export function makeClusterCerts(dir: string): ClusterCerts {
       '-out',
       `${name}.pem`,
       '-days',
-      '1',
+      days,
       '-extfile',
       `${name}.ext`,
     );
@@ -62,6 +75,7 @@ export function makeClusterCerts(dir: string): ClusterCerts {
   const control = { ...leaf('control', CONTROL_SUBJECT, 'clientAuth'), subject: CONTROL_SUBJECT };
   const frontServer = leaf('host-front', SERVER_NAME, 'serverAuth');
   const frontClient = leaf('host-front-client', 'gpu-fleet-host-front', 'clientAuth');
+  const internode = { ...leaf('internode', INTERNODE_SUBJECT, 'serverAuth,clientAuth'), subject: INTERNODE_SUBJECT };
   return {
     dir,
     caFile: f('ca.pem'),
@@ -72,6 +86,7 @@ export function makeClusterCerts(dir: string): ClusterCerts {
       clientCertFile: frontClient.certFile,
       clientKeyFile: frontClient.keyFile,
     },
-    serverName: SERVER_NAME,
+    internode,
+    serverName: names[0] ?? SERVER_NAME,
   };
 }

@@ -65,11 +65,19 @@ export function apiKeyHash(key: string): string {
 const NAME = /^[A-Za-z0-9_.-]+$/;
 const HEX64 = /^[0-9a-f]{64}$/;
 
+/** Where the listeners bind: loopback here; a deployment's front binds every address (`bind: '0.0.0.0'`). */
+export interface FrontListeners {
+  control: number;
+  hosts: number;
+  bind?: string;
+}
+
 export function haproxyConfig(
   o: FrontOptions,
-  ports: { control: number; hosts: number },
+  ports: FrontListeners,
   files: { keyMap: string; frontPem: string; clientPem: string },
 ): string {
+  const bind = ports.bind ?? '127.0.0.1';
   const servers = (extra: string) =>
     o.frontends.map((a, i) => `  server node${i + 1} ${a} check inter 1s fall 2 rise 2${extra}`).join('\n');
   const calls = HOST_WORKER_CALLS.join('|');
@@ -93,7 +101,7 @@ defaults
   timeout tunnel 1h
 
 frontend control
-  bind 127.0.0.1:${ports.control}
+  bind ${bind}:${ports.control}
   mode tcp
   default_backend frontends_tcp
 
@@ -105,7 +113,7 @@ backend frontends_tcp
 ${servers('')}
 
 frontend hosts
-  bind 127.0.0.1:${ports.hosts} ssl crt ${files.frontPem} alpn h2
+  bind ${bind}:${ports.hosts} ssl crt ${files.frontPem} alpn h2
   mode http
   option httplog
 ${credential}

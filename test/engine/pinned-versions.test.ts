@@ -6,14 +6,19 @@ import { searchAttributeFlags } from '../../workflows/domain/search-attributes.j
 // What CI tests (the build pinned in infra/temporal/server/go.mod) must be what the compose stack and the
 // Kubernetes notes deploy.
 const compose = readFileSync('infra/compose/docker-compose.yml', 'utf8');
-const k8s = readFileSync('infra/k8s/README.md', 'utf8');
+const k8s = readFileSync('infra/k8s/values.yaml', 'utf8');
 const pinned = pinnedServerVersion().replace(/^v/, '');
 
 /** Tags of temporalio/server and temporalio/admin-tools (the release-versioned images) in a text. */
 function serverImageTags(text: string): string[] {
   const tags: string[] = [];
   for (const m of text.matchAll(/temporalio\/(?:server|admin-tools|auto-setup):([\w.-]+)/g)) tags.push(m[1]!);
-  for (const m of text.matchAll(/repository: temporalio\/(?:server|admin-tools), tag: ([\w.-]+)/g)) tags.push(m[1]!);
+  for (const m of text.matchAll(
+    /repository: (?:temporalio\/(?:server|admin-tools)|gpu-fleet\/temporal-server), tag: ([\w.-]+)/g,
+  ))
+    tags.push(m[1]!);
+  // Our server image (docker/Dockerfile's temporal-server target) as the recipes name it.
+  for (const m of text.matchAll(/gpu-fleet\/temporal-server:([\w.-]+)/g)) tags.push(m[1]!);
   return tags;
 }
 
@@ -24,11 +29,11 @@ describe('one Temporal server release everywhere', () => {
 
   it('compose runs the pinned server and admin tools', () => {
     const tags = serverImageTags(compose);
-    expect(tags.length).toBeGreaterThanOrEqual(3); // temporal-schema, temporal, temporal-setup
+    expect(tags.length).toBeGreaterThanOrEqual(4); // temporal-schema, temporal (base and ours), temporal-setup
     expect(new Set(tags)).toEqual(new Set([pinned]));
   });
 
-  it('the Kubernetes notes install the pinned server and admin tools', () => {
+  it('the Kubernetes values install the pinned server and admin tools', () => {
     const tags = serverImageTags(k8s);
     expect(tags.length).toBeGreaterThanOrEqual(2);
     expect(new Set(tags)).toEqual(new Set([pinned]));
