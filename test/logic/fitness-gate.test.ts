@@ -2,23 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { markFor } from '../../workflows/domain/policy/bad-machine-rule.js';
 import { FailureType } from '../../workflows/domain/failures.js';
 import type { FitnessMeasurement } from '../../workflows/domain/policy/fitness.js';
+import { healthyMeasurement } from '../helpers/fitness-measurement.js';
 import { hostFailure, inputsOf, type LogicEnv, startLogicEnv } from './harness.js';
 
 // The gate's decisions with every activity a stub; what the host measures and how each kind of host is
 // judged: test/activities/fitness-probes.test.ts and test/policy/fitness.test.ts.
-const measured = (over: Partial<FitnessMeasurement>): FitnessMeasurement => ({
-  gpus: [0, 1].map((index) => ({ index, name: 'NVIDIA GeForce RTX 4090', memoryMiB: 24_564 })),
-  driverError: null,
-  driverVersion: '550.54.14',
-  cudaVersion: 12.4,
-  smiForm: 'driver',
-  unreadable: [],
-  disk: { path: '/p', freeBytes: 400 * 2 ** 30, totalBytes: 500 * 2 ** 30 },
-  diskWrite: { bytes: 256 * 2 ** 20, ms: 300 },
-  download: null,
-  elapsedMs: 700,
-  ...over,
-});
+const measured = (over: Partial<FitnessMeasurement>) => healthyMeasurement({ download: null, ...over });
 let env: LogicEnv;
 beforeAll(async () => {
   env = await startLogicEnv();

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { withDefaults } from '../../workflows/domain/policy/defaults.js';
+import { healthyMeasurement } from '../helpers/fitness-measurement.js';
 import {
   type FitnessMeasurement,
   FitnessPolicySchema,
@@ -12,23 +13,7 @@ const policy = FitnessPolicySchema.parse({});
 const GIB = 2 ** 30;
 const offer = { gpuName: 'RTX 4090', numGpus: 2, gpuRamMb: 24_564 };
 
-function healthy(over: Partial<FitnessMeasurement> = {}): FitnessMeasurement {
-  return {
-    gpus: [0, 1].map((index) => ({ index, name: 'NVIDIA GeForce RTX 4090', memoryMiB: 24_564 })),
-    driverError: null,
-    driverVersion: '550.54.14',
-    cudaVersion: 12.4,
-    smiForm: 'driver',
-    unreadable: [],
-    disk: { path: '/params', freeBytes: 190 * GIB, totalBytes: 200 * GIB },
-    // 256 MiB in 0.5 s = 537 MB/s
-    diskWrite: { bytes: 256 * 2 ** 20, ms: 500 },
-    // 64 MiB in 1 s = 537 Mb/s
-    download: { url: 'http://x/s', bytes: 64 * 2 ** 20, ms: 1000 },
-    elapsedMs: 1800,
-    ...over,
-  };
-}
+const healthy = healthyMeasurement;
 
 const checks = (m: FitnessMeasurement, o = offer) => judgeFitness(m, o, policy).problems.map((p) => p.check);
 
