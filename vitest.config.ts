@@ -14,6 +14,9 @@ export default defineConfig({
     exclude: [...configDefaults.exclude, 'test/engine/**', ...E2E_FILES],
     globalSetup: ['test/helpers/global-setup.ts'],
     fileParallelism: true,
+    // Files share a worker's module cache: the workflow bundle (test/logic/harness.ts) and tsx's transforms are
+    // made once per worker, not once per file. No fast-tier file relies on fresh module state.
+    isolate: false,
     maxWorkers: Math.max(3, availableParallelism()),
     testTimeout: 60_000,
     hookTimeout: 120_000,
