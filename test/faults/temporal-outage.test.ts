@@ -132,7 +132,7 @@ async function survives(outageMs: number, s: { longBatch: SimOffer; deadline: Si
   }
   // Each batch was proven once: the resumed step re-attached to it or collected its report.
   for (const [id, offer, proofs] of [
-    [ids.long, s.longBatch, 40],
+    [ids.long, s.longBatch, 28],
     [ids.deadline, s.deadline, 10],
   ] as const) {
     const inst = fleet.sim.ledger().find((r) => r.offerId === offer.id);

@@ -67,6 +67,17 @@ describe('a benchmark deadline that passes while we cannot hear the host', () =>
   });
 });
 
+describe('a kill under an operator’s per-deploy bar (deploy --min-rate)', () => {
+  it('is recorded as judged on the operator’s bar, so the store neither counts nor marks it', async () => {
+    // 12 proofs in 10 minutes is 72 proofs/h: under the operator's 2900, far over the fleet's 29.
+    const run = await env.start({}, { minRate: 2900, earlyStopAfterProofs: 0, verdicts: { operatorBar: true } });
+    expect((await run.failure()).type).toBe(FailureType.BenchRateBelowMin);
+    const [killed] = inputsOf(run, 'recordOutcome');
+    expect(killed).toMatchObject({ failureType: 'BenchRateBelowMin', operatorBar: true });
+    expect(countsAgainstMachine('BenchRateBelowMin', { operatorBar: true })).toBe(false);
+  });
+});
+
 describe('a watched host Vast answers oddly about', () => {
   it('keeps a promoted host through a show without actual_status (unreadable, not gone)', async () => {
     const run = await env.start(

@@ -396,7 +396,6 @@ export class Journal {
   /** Money may be leaking: count it, log it, tell the webhook (awaited: the workflow fails next). */
   async destroyFailed(instanceId: number, killReason: FailureType): Promise<void> {
     fleetMetrics.destroyFailed(killReason);
-    await this.recorded();
     lifecycleLog('kill', { ...this.logFields(), failureType: FT.DestroyFailed, killReason });
     await notify({
       kind: 'destroy_failed',
@@ -404,5 +403,7 @@ export class Journal {
       failureType: killReason,
       reason: `destroy failed after retries; destroy instance ${instanceId} by hand`,
     });
+    // The alert does not wait for Postgres; the run's end does, for its records.
+    await this.recorded();
   }
 }

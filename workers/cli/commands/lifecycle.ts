@@ -119,7 +119,8 @@ export function registerLifecycle(program: Command, ctx: CliContext): void {
       const link = ctx.uiLink(workflowId);
       output(opts.json, { workflowId, offer: o, minRateProofsPerHour: minRate, badMachine: bad, ui: link }, () =>
         [
-          `started ${workflowId}: offer ${offerId}, ${o.numGpus}x ${o.gpuName} on machine ${o.machineId}, ${fmtDph(o.dphTotal)}, min ${fmtRate(minRate)}`,
+          `started ${workflowId}: offer ${offerId}, ${o.numGpus}x ${o.gpuName} on machine ${o.machineId}, ${fmtDph(o.dphTotal)}, min ${fmtRate(minRate)}` +
+            (opts.minRate !== undefined ? ' (your bar for this rental: a rate kill under it marks nothing)' : ''),
           link ? `Temporal UI: ${link}` : 'Temporal UI: set TEMPORAL_UI_URL to get a link',
         ].join('\n'),
       );
