@@ -18,7 +18,8 @@ export type GpuMeasurement = Pick<
 
 /** The raw output an operator reports with an unreadable verdict: enough to see the form, small in history. */
 export const trimOutput = (s: string) => s.trim().slice(0, 2000);
-const firstLines = (s: string) => s.trim().split('\n').slice(0, 3).join(' / ').slice(0, 500);
+/** A failure's first lines, for its message. */
+export const firstLines = (s: string) => s.trim().split('\n').slice(0, 3).join(' / ').slice(0, 500);
 
 const NONE: GpuMeasurement = {
   gpus: [],

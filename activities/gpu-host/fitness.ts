@@ -1,7 +1,7 @@
 import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { FitnessMeasurement, UnreadableProbe } from '../../workflows/domain/policy/fitness.js';
-import { measureGpus, trimOutput } from './fitness-gpus.js';
+import { firstLines, measureGpus, trimOutput } from './fitness-gpus.js';
 import { startHeartbeatTicker } from './heartbeat-ticker.js';
 import { runCommand } from './run-command.js';
 import type { SpawnHostProcess } from './spawn.js';
@@ -26,8 +26,6 @@ export interface FitnessInput {
   downloadSampleMiB: number;
   probeSec: number;
 }
-
-const firstLines = (s: string) => s.trim().split('\n').slice(0, 3).join(' / ').slice(0, 500);
 
 /** Measures the host in seconds: GPUs and driver, free disk, disk writes, a download sample. Never judges. */
 export async function measureFitness(
