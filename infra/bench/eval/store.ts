@@ -109,10 +109,12 @@ export class EvalStore {
     this.failures.set(k, count);
     const d = markFor(failureType, count, transientMarkSec);
     if (!d.mark) return;
-    const standing = this.marks.get(r.machineId);
-    // A mark that stands is never shortened by a later expiring one (markBad).
-    if (this.marks.has(r.machineId) && standing === null) return;
-    this.marks.set(r.machineId, d.expiresInSec === null ? null : atSec + d.expiresInSec);
+    const current = this.marks.get(r.machineId);
+    const next = d.expiresInSec === null ? null : atSec + d.expiresInSec;
+    // A mark is never shortened by a later one: one that stands stays, the later expiry wins (markBad).
+    if (this.marks.has(r.machineId) && (current === null || (next !== null && current !== undefined && current > next)))
+      return;
+    this.marks.set(r.machineId, next);
   }
 
   destroyed(key: string): void {
