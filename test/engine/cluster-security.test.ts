@@ -1,5 +1,7 @@
-import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import * as grpc from '@grpc/grpc-js';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
@@ -27,7 +29,7 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.stop());
 
-const GRPC = { PERMISSION_DENIED: 7, UNAUTHENTICATED: 16 } as const;
+const GRPC = { NOT_FOUND: 5, PERMISSION_DENIED: 7, RESOURCE_EXHAUSTED: 8, UNAUTHENTICATED: 16 } as const;
 
 // Refusals end in a failed handshake or an error status, not in silence: 3 s is ample on localhost.
 async function systemInfo(opts: Parameters<typeof Connection.connect>[0]): Promise<string> {
@@ -282,4 +284,199 @@ describe('rented hosts: a token per rental through the host listener', () => {
       }
     },
   );
+});
+
+/**
+ * What a hostile host found with its own token (issue 43), each shown here only where it needs the
+ * running cluster (the decisions themselves: infra/temporal/server/hostauth's Go tests).
+ */
+describe('a hostile host', () => {
+  const hostTls = () => ({
+    serverRootCACertificate: readFileSync(t.cluster.certs.caFile),
+    serverNameOverride: t.cluster.certs.serverName,
+  });
+  const refusal = (p: Promise<unknown>) =>
+    p.then(
+      () => 'allowed',
+      (e: unknown) => grpcCode(e),
+    );
+  const control = () => Connection.connect(connectionOptions(t.cluster.front.controlAddress, t.controlSecurity));
+  // No client-side retry: each refusal is seen as the server gave it.
+  const hostConn = (apiKey: string) =>
+    Connection.connect({ address: t.cluster.front.hostAddress, apiKey, tls: hostTls(), interceptors: [] });
+
+  it('cannot register a worker deployment: the versioned poll is refused and no system workflow starts', async () => {
+    const conn = await hostConn(hostToken('gpufleet-sec-dep', 'instance-offer-7'));
+    const ctl = await control();
+    try {
+      const poll = conn.workflowService.pollActivityTaskQueue({
+        namespace: 'default',
+        taskQueue: { name: 'host/gpufleet-sec-dep' },
+        deploymentOptions: { deploymentName: 'hostile', buildId: 'b1', workerVersioningMode: 2 },
+      });
+      expect(await refusal(poll)).toBe(GRPC.PERMISSION_DENIED);
+      const deployments = await ctl.workflowService.listWorkerDeployments({ namespace: 'default' });
+      expect(deployments.workerDeployments.map((d) => d.name)).not.toContain('hostile');
+      const sys = ctl.workflowService.describeWorkflowExecution({
+        namespace: 'default',
+        execution: { workflowId: 'temporal-sys-worker-deployment:hostile' },
+      });
+      expect(await refusal(sys)).toBe(GRPC.NOT_FOUND);
+    } finally {
+      await conn.close();
+      await ctl.close();
+    }
+  });
+
+  it('holds only a few polls and its own call rate; another host is not held back', async () => {
+    const flood = await hostConn(hostToken('gpufleet-sec-flood', 'instance-offer-8'));
+    const other = await hostConn(hostToken('gpufleet-sec-other', 'instance-offer-9'));
+    const abort = new AbortController();
+    try {
+      const polls = Array.from({ length: 12 }, () =>
+        refusal(
+          flood.withAbortSignal(abort.signal, () =>
+            flood.withDeadline(Date.now() + 60_000, () =>
+              flood.workflowService.pollActivityTaskQueue({
+                namespace: 'default',
+                taskQueue: { name: 'host/gpufleet-sec-flood' },
+              }),
+            ),
+          ),
+        ),
+      );
+      // The refusals come at once; the four polls the host may hold stay open.
+      await new Promise((r) => setTimeout(r, 3000));
+      const settled = await Promise.all(
+        polls.map((p) => Promise.race([p, new Promise((r) => setTimeout(() => r('open'), 1))])),
+      );
+      // Four per token on each frontend the front spreads them over (two nodes here).
+      const open = settled.filter((c) => c === 'open').length;
+      expect(open, JSON.stringify(settled)).toBeGreaterThanOrEqual(4);
+      expect(open, JSON.stringify(settled)).toBeLessThanOrEqual(4 * t.cluster.nodes.length);
+      expect(settled.filter((c) => c === GRPC.RESOURCE_EXHAUSTED)).toHaveLength(12 - open);
+      const burst = await Promise.all(
+        Array.from({ length: 120 }, () => refusal(flood.workflowService.describeNamespace({ namespace: 'default' }))),
+      );
+      expect(burst.filter((c) => c === GRPC.RESOURCE_EXHAUSTED).length).toBeGreaterThan(0);
+      expect(await refusal(other.workflowService.describeNamespace({ namespace: 'default' }))).toBe('allowed');
+      const otherPoll = refusal(
+        other.withAbortSignal(abort.signal, () =>
+          other.withDeadline(Date.now() + 60_000, () =>
+            other.workflowService.pollActivityTaskQueue({
+              namespace: 'default',
+              taskQueue: { name: 'host/gpufleet-sec-other' },
+            }),
+          ),
+        ),
+      );
+      expect(await Promise.race([otherPoll, new Promise((r) => setTimeout(() => r('open'), 2000))])).toBe('open');
+    } finally {
+      abort.abort();
+      await flood.close();
+      await other.close();
+    }
+  });
+
+  it('is cut off once its rental is in the revoked list, within seconds; a token for ever is refused', async () => {
+    const tok = hostToken('gpufleet-sec-retired', 'instance-offer-10');
+    const address = t.cluster.front.hostAddress;
+    expect(await systemInfo({ address, apiKey: tok, tls: hostTls() })).toBe('1.29.1');
+    const conn = await hostConn(tok);
+    try {
+      expect(await refusal(conn.workflowService.describeNamespace({ namespace: 'default' }))).toBe('allowed');
+      writeFileSync(t.cluster.revokedHostsFile, 'gpufleet-sec-retired\n');
+      const start = Date.now();
+      let code: unknown = 'allowed';
+      while (code === 'allowed' && Date.now() - start < 30_000) {
+        await new Promise((r) => setTimeout(r, 1000));
+        code = await refusal(conn.workflowService.describeNamespace({ namespace: 'default' }));
+      }
+      expect(code).toBe(GRPC.PERMISSION_DENIED);
+      expect(Date.now() - start).toBeLessThan(25_000);
+    } finally {
+      await conn.close();
+    }
+    const forever = hostToken('gpufleet-sec-forever', 'instance-offer-11', Number.MAX_SAFE_INTEGER);
+    expect(await refusal(systemInfo({ address, apiKey: forever, tls: hostTls() }))).toBe(GRPC.PERMISSION_DENIED);
+  });
+
+  it('opens no stream but health: reflection with the front’s certificate and a junk bearer is refused', async () => {
+    const { hostFront } = t.cluster.certs;
+    const reflect = (cert: string, key: string, bearer?: string) =>
+      new Promise<number | 'answered'>((resolve) => {
+        const creds = grpc.credentials.createSsl(
+          readFileSync(t.cluster.certs.caFile),
+          readFileSync(key),
+          readFileSync(cert),
+        );
+        const client = new grpc.Client(t.cluster.nodes[0]!.address, creds, {
+          'grpc.ssl_target_name_override': t.cluster.certs.serverName,
+        });
+        const md = new grpc.Metadata();
+        if (bearer) md.set('authorization', bearer);
+        const call = client.makeBidiStreamRequest(
+          '/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo',
+          (b: Buffer) => b,
+          (b: Buffer) => b,
+          md,
+        );
+        call.on('data', () => {
+          resolve('answered');
+          call.cancel();
+        });
+        call.on('error', (e: grpc.ServiceError) => resolve(e.code));
+        // ServerReflectionRequest{ list_services: "" } (field 7).
+        call.write(Buffer.from([0x3a, 0x00]));
+        call.on('close', () => client.close());
+      });
+    expect(await reflect(hostFront.clientCertFile, hostFront.clientKeyFile, 'Bearer junk')).toBe(
+      GRPC.PERMISSION_DENIED,
+    );
+    expect(await reflect(hostFront.clientCertFile, hostFront.clientKeyFile)).toBe(GRPC.PERMISSION_DENIED);
+    expect(await reflect(t.cluster.certs.control.certFile, t.cluster.certs.control.keyFile)).toBe('answered');
+  });
+
+  it('is not the control plane with a certificate whose last CN is the control subject', async () => {
+    const dir = t.cluster.certs.dir;
+    const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
+    ssl('genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', 'twocn.key');
+    ssl('req', '-new', '-key', 'twocn.key', '-out', 'twocn.csr', '-subj', '/CN=nobody/CN=gpu-fleet-control');
+    writeFileSync(path.join(dir, 'twocn.ext'), 'extendedKeyUsage=clientAuth\n');
+    ssl(
+      'x509',
+      '-req',
+      '-in',
+      'twocn.csr',
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      'twocn.pem',
+      '-days',
+      '1',
+      '-extfile',
+      'twocn.ext',
+    );
+    const conn = await Connection.connect({
+      address: t.cluster.nodes[0]!.address,
+      interceptors: [],
+      tls: {
+        ...hostTls(),
+        clientCertPair: {
+          crt: readFileSync(path.join(dir, 'twocn.pem')),
+          key: readFileSync(path.join(dir, 'twocn.key')),
+        },
+      },
+    });
+    try {
+      expect(await refusal(conn.workflowService.describeNamespace({ namespace: 'default' }))).toBe(
+        GRPC.PERMISSION_DENIED,
+      );
+    } finally {
+      await conn.close();
+    }
+  });
 });

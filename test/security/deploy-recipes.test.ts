@@ -148,7 +148,7 @@ describe('the deployed front', () => {
     );
     const cfg = deployedFrontConfig('compose')
       .replaceAll('/usr/local/etc/haproxy/tls', dir)
-      .replace('temporal:7233', '127.0.0.1:7233');
+      .replaceAll('temporal:7233', '127.0.0.1:7233');
     writeFileSync(path.join(dir, 'haproxy.cfg'), cfg);
     execFileSync('haproxy', ['-c', '-q', '-f', path.join(dir, 'haproxy.cfg')]);
   });

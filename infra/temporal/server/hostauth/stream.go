@@ -3,11 +3,12 @@ package hostauth
 import (
 	"crypto/x509/pkix"
 
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/server/common/authorization"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 )
 
 // streamHealth are the streams open to every caller, as the unary health checks are.
@@ -31,7 +32,7 @@ func (a *Authorizer) StreamGuard(m *ClaimMapper) grpc.StreamServerInterceptor {
 		switch {
 		case err != nil:
 			a.refuse("invalid bearer", target, err.Error())
-			return serviceerror.NewPermissionDenied("Request unauthorized.", "")
+			return status.Error(codes.PermissionDenied, authorization.RequestUnauthorized)
 		case c == nil && a.anonymousIsControl, c != nil && c.System&authorization.RoleAdmin != 0:
 			return handler(srv, ss)
 		}
@@ -40,7 +41,8 @@ func (a *Authorizer) StreamGuard(m *ClaimMapper) grpc.StreamServerInterceptor {
 			subject = c.Subject
 		}
 		r := a.refuse(subject, target, "only the control plane may open this stream")
-		return serviceerror.NewPermissionDenied("Request unauthorized.", r.Reason)
+		// A status, not a serviceerror: the stream chain has no interceptor that converts one.
+		return status.Error(codes.PermissionDenied, authorization.RequestUnauthorized+" "+r.Reason)
 	}
 }
 
