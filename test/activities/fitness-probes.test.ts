@@ -57,6 +57,9 @@ const probes = (over: Partial<FitnessProbes> = {}): FitnessProbes => ({
   ...over,
 });
 const input = { diskProbeMiB: 8, downloadSampleMiB: 1, probeSec: 10 };
+// Concurrent cases each write their disk probe in a cache of their own.
+let caches = 0;
+const ownCache = () => path.join(dir, `params-${++caches}`);
 const policy = FitnessPolicySchema.parse({});
 // This machine's own disk is measured where no stand-in is: judge its GPUs, not how full or busy it is.
 const thisMachine = FitnessPolicySchema.parse({ minFreeDiskGiB: 0.001, minDiskWriteMBps: 0.001 });
@@ -115,7 +118,8 @@ describe('fitness probes on a real machine', () => {
 describe.concurrent('nvidia-smi as real hosts print it, measured and judged', () => {
   const PLAY = path.resolve('test/fixtures/nvidia-smi/play.mjs');
   it.each(smiFixtures().map((f) => [f.name, f] as const))('%s', async (_n, f) => {
-    const m = await measureFitness(probes({ nvidiaSmi: ['node', PLAY, f.file], sampleUrl: null }), input, ctx);
+    const own = { nvidiaSmi: ['node', PLAY, f.file], sampleUrl: null, paramCacheDir: ownCache() };
+    const m = await measureFitness(probes(own), input, ctx);
     const v = judgeFitness(m, f.offer, thisMachine);
     expect(v.outcome, JSON.stringify([v.problems, v.unreadable, v.notJudged])).toBe(f.expect.outcome);
     if (f.expect.gpus) expect(m.gpus).toEqual(f.expect.gpus);
@@ -145,13 +149,17 @@ describe.concurrent('the simulated hosts’ stand-ins (infra/sim/host-tools), me
       diskFree: argv('DISK_FREE_CMD'),
       diskWrite: argv('DISK_WRITE_CMD'),
       sampleUrl: env.FITNESS_SAMPLE_URL ?? null,
+      paramCacheDir: ownCache(),
     });
   };
   // A slow disk or link is cut at 2 s and judged on what it did; the others get the usual 10 s (a loaded
-  // machine's bash takes its time, and a probe cut short would read as unreadable).
+  // machine's bash takes its time, and a probe cut short would read as unreadable). The disk probe is the
+  // default 256 MiB: on 8 MiB a loaded machine's process start alone would pull 2000 MB/s under the floor;
+  // the slow disk's is 16 MiB, so that the stand-in's steps (a tenth of its write each) fit the cut.
   const judged = async (machine: Record<string, unknown>) => {
     const slow = 'diskWriteMBps' in machine || 'downMbps' in machine;
-    const m = await measureFitness(await simProbes(machine), { ...input, probeSec: slow ? 2 : 10 }, ctx);
+    const probe = { ...input, diskProbeMiB: 'diskWriteMBps' in machine ? 16 : 256, probeSec: slow ? 2 : 10 };
+    const m = await measureFitness(await simProbes(machine), probe, ctx);
     return { m, v: judgeFitness(m, claim, policy) };
   };
 
@@ -201,7 +209,7 @@ describe.concurrent('the simulated hosts’ stand-ins (infra/sim/host-tools), me
       simOffer({ gpu_name: 'RTX 4080S', gpu_ram: 16_376, host: { machine: { driverVersion: '610.57.04' } } }),
     );
     const nvidiaSmi = z.array(z.string()).parse(JSON.parse(env.NVIDIA_SMI_CMD ?? '[]'));
-    const m = await measureFitness(probes({ nvidiaSmi, sampleUrl: null }), input, ctx);
+    const m = await measureFitness(probes({ nvidiaSmi, sampleUrl: null, paramCacheDir: ownCache() }), input, ctx);
     expect(m).toMatchObject({ smiForm: 'kmd', driverVersion: '610.57.04', cudaVersion: 12.4 });
     expect(m.gpus.map((g) => g.name)).toEqual(['NVIDIA GeForce RTX 4080 SUPER', 'NVIDIA GeForce RTX 4080 SUPER']);
     const v = judgeFitness(m, { gpuName: 'RTX 4080S', numGpus: 2, gpuRamMb: 16_376 }, thisMachine);
