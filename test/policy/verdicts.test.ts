@@ -87,6 +87,17 @@ describe('the bad-machine rule reads the table', () => {
     expect(markFor('DaemonOOM', 1, undefined, { operatorBar: true }).mark).toBe(true);
   });
 
+  it('ends a host the fitness gate could not read inconclusive: unmarked once, marked for a while on a repeat', () => {
+    expect(verdictFor(FailureType.HostUnreadable)).toEqual({
+      verdict: 'inconclusive',
+      cause: 'ours',
+      marks: 'repeated',
+      retry: true,
+    });
+    expect(markFor('HostUnreadable', 1)).toEqual({ mark: false, expiresInSec: null });
+    expect(markFor('HostUnreadable', 2)).toEqual({ mark: true, expiresInSec: TRANSIENT_MARK_SEC });
+  });
+
   it('ends an unobserved benchmark inconclusive, ours, never counted, the offer tried again', () => {
     expect(verdictFor(FailureType.BenchmarkUnobserved)).toEqual({
       verdict: 'inconclusive',
