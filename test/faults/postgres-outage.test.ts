@@ -11,18 +11,19 @@ import { expectOneRentEachAndNoneUnowned, waitForBenchmarkRunning } from '../hel
 import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
 import { simOffer } from '../helpers/offers.js';
 import { pollUntil } from '../../infra/dev/poll.js';
+import { historyText } from '../helpers/history-text.js';
 import { recordHistory } from '../helpers/record-history.js';
 import { type PrivatePostgres, startPrivatePostgres } from '../helpers/private-postgres.js';
 
 /**
- * Our own Postgres stopped for twenty times a store write's retry budget while lifecycles are mid-benchmark,
+ * Our own Postgres stopped for twenty-five times a store write's retry budget while lifecycles are mid-benchmark,
  * promoted, and in their kill path. Postgres is a record: nothing may be killed for it, no verdict, kill or
  * destroy may wait for it, and when it returns every record catches up once. What matters is the outage
  * against the retry budget (and the batches ending inside it), not their absolute lengths.
  * SIM_TIME_SCALE=0.01: a 400 s proof is 4 s.
  */
 const STORE_RETRY_SEC = 2;
-const OUTAGE_MS = 40_000;
+const OUTAGE_MS = 50_000;
 // Healthy: 2 proofs per 4 s = 1800/h; slow: 2 per 10 s = 720/h (scaled back: 18 and 7.2 proofs/h).
 const SCALED_MIN_RATE = 10 / 0.01;
 
@@ -92,13 +93,16 @@ describe('a Postgres outage longer than the store retry budget', () => {
           ).rowCount === 1 || undefined,
         { timeoutMs: 20_000 },
       );
-      // The slow host reaches its batch ~20 s after the others (slower warmups): their batches are longer.
-      // Every batch ends inside the outage (healthy 12 x 4 s / 2 = 24 s; slow 4 x 10 s / 2 = 20 s).
+      // The slow host reaches its batch ~20 s after the others (slower warmups): Postgres stops before it
+      // does, so the read its batch needs (the machine's standing) meets the outage. Every batch ends inside
+      // the outage (healthy 12 x 4 s / 2 = 24 s; slow 2 x 10 s at once = 10 s).
       await start(ids.healthy, request(healthy.id, { benchmarkProofs: 12 }));
-      await start(ids.slow, request(slow.id, { benchmarkProofs: 4 }));
+      await start(ids.slow, request(slow.id, { benchmarkProofs: 2, verdicts: { earlyPromote: true } }));
       await start(ids.cancelled, request(cancelled.id, { benchmarkProofs: 24 }));
-      await Promise.all(
-        [ids.healthy, ids.slow, ids.cancelled].map((id) => waitForBenchmarkRunning(env.client, id, 120_000)),
+      await Promise.all([ids.healthy, ids.cancelled].map((id) => waitForBenchmarkRunning(env.client, id, 120_000)));
+      const slowBefore = (await timedStatus(ids.slow)).status.stage;
+      expect(['benchmark', 'evaluating', 'promoted', 'killing', 'killed'], 'slow host still warming up').not.toContain(
+        slowBefore,
       );
 
       await pgPrivate.stop();
@@ -226,6 +230,11 @@ describe('a Postgres outage longer than the store retry budget', () => {
       await expectOneRentEachAndNoneUnowned(env.client, env.sim, Object.values(ids));
       for (const id of [ids.healthy, ids.promoted]) await cancelAndWait(env.client, id);
       for (const o of [healthy, slow, cancelled, promoted]) expectCleanedUp(env, o.id);
+      // The standing read got one store round, then the conservative choice: a full batch, no early
+      // promote, with why in history (the read's failed marker and the benchmark event's details).
+      const slowHistory = historyText(await env.client.workflow.getHandle(ids.slow).fetchHistory());
+      expect(slowHistory).toMatch(/standingUnread/);
+      expect(slowHistory).toMatch(/full batch, no early promote/);
       await recordHistory(env.client, ids.cancelled, `killed-CancelledByOperator-store-outage-${cancelled.id}`);
       await recordHistory(env.client, ids.slow, `killed-BenchRateBelowMin-store-outage-${slow.id}`);
     },
