@@ -5,6 +5,7 @@ import {
   readSmiQuery,
   type SmiField,
   smiFailure,
+  type SmiForm,
   smiQueryArgs,
   smiQueryFields,
 } from './nvidia-smi.js';
@@ -68,12 +69,18 @@ export async function measureGpus(
   if (bannerFail) return bannerFail;
   const banner = readSmiBanner(bannerRun.stdout);
   if (!banner) return unreadable('a banner in neither known form (Driver Version / KMD Version)', bannerRun.stdout);
-  const query = await runCommand([...nvidiaSmi, ...smiQueryArgs(banner.form)], timeoutMs, spawn);
+  let fields: SmiForm = banner.form;
+  let query = await runCommand([...nvidiaSmi, ...smiQueryArgs(fields)], timeoutMs, spawn);
+  // A KMD banner from a driver that does not know kmd_version after all: ask what every driver knows.
+  if (fields === 'kmd' && query.code !== 0 && /not a valid field/i.test(query.stdout + query.stderr)) {
+    fields = 'driver';
+    query = await runCommand([...nvidiaSmi, ...smiQueryArgs(fields)], timeoutMs, spawn);
+  }
   const queryFail = notAnAnswer(query, 'nvidia-smi --query-gpu', timeoutMs);
   if (queryFail) return queryFail;
   let rows: Array<Record<string, SmiField>>;
   try {
-    rows = readSmiQuery(query.stdout, smiQueryFields(banner.form));
+    rows = readSmiQuery(query.stdout, smiQueryFields(fields));
   } catch (err) {
     return unreadable(err instanceof Error ? err.message : String(err), query.stdout);
   }

@@ -102,6 +102,17 @@ describe('fitness probes on a real machine', () => {
     expect(judgeFitness(m, { gpuName: 'A40', numGpus: 2, gpuRamMb: 46068 }, policy).outcome).toBe('unreadable');
   });
 
+  it('a KMD banner from a driver that refuses kmd_version: asked again with the fields every driver knows', async () => {
+    const smi = [
+      'if [ $# -eq 0 ]; then echo "| NVIDIA-SMI 610.57.04  KMD Version: 610.57.04  CUDA UMD Version: 13.3 |"; exit 0; fi',
+      'case "$1" in *kmd_version*) echo \'Field "kmd_version" is not a valid field to query.\'; exit 2;; esac',
+      'echo "0, NVIDIA L40S, 46068, GPU-0, 610.57.04"',
+    ].join('\n');
+    const m = await measureFitness(probes({ nvidiaSmi: ['bash', '-c', smi, 'nvidia-smi'] }), input, ctx);
+    expect(m).toMatchObject({ smiForm: 'kmd', driverVersion: '610.57.04', cudaVersion: 13.3, unreadable: [] });
+    expect(m.gpus).toEqual([{ index: 0, name: 'NVIDIA L40S', memoryMiB: 46068 }]);
+  });
+
   it('a dd that runs and fails is the host’s disk refusing the write: evidence', async () => {
     const m = await measureFitness(
       probes({ diskWrite: ['bash', '-c', 'echo "dd: error writing: No space left on device" >&2; exit 1', 'dd'] }),
