@@ -25,6 +25,8 @@ control plane (workers, CLI):
 hosts (the control worker passes these on, with a token per rental):
   HOST_TEMPORAL_ADDRESS=${front.hostAddress}
   HOST_TEMPORAL_TLS_CA=${certs.caFile}
+retired rentals (the servers refuse a label listed here within 10 s; workers/host-token-revocations-main.ts
+writes it from the fleet database): GPU_FLEET_REVOKED_HOSTS_FILE=${cluster.revokedHostsFile}
 logs: ${[...cluster.nodes.map((n) => n.logFile), front.logFile].join(', ')}`);
 const stop = () => void cluster.stop().then(() => process.exit(0));
 process.once('SIGINT', stop);
