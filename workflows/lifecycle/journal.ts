@@ -69,6 +69,8 @@ export class Journal {
   private queue: Promise<void> = Promise.resolve();
   /** The first write Postgres refused (our bug, `Internal`): thrown by `recorded()`. */
   private refusal: unknown = null;
+  /** Writes queued and not yet settled. */
+  private unwritten = 0;
   /** Stage changes: regular activities, since the UI's timeline names a local activity's marker only by type. */
   private readonly stageStore: StoreActivities;
   /** The UI's current details ("benchmark 7 of 12 proofs · 41 proofs/h so far · 23 min left · $0.42 so far"). */
@@ -143,14 +145,23 @@ export class Journal {
   }
 
   private enqueue<T>(write: () => Promise<T>): Promise<T> {
+    this.unwritten++;
     const run = this.queue.then(() => CancellationScope.nonCancellable(write));
     this.queue = run.then(
-      () => undefined,
+      () => {
+        this.unwritten--;
+      },
       (err: unknown) => {
+        this.unwritten--;
         if (!isCancellation(err)) this.refusal ??= err;
       },
     );
     return run;
+  }
+
+  /** Records still waiting for the store (an outage): the watch keeps watching rather than wait to continue as new. */
+  get writing(): boolean {
+    return this.unwritten > 0;
   }
 
   /** A record no decision waits for: queued, its failure kept for `recorded()`. Resolves at once. */

@@ -61,8 +61,9 @@ export async function watchPromoted(
     await host.startProduction(planBenchmark(inst.offer.numGpus, inst.offer.cpuRamMb, input.concurrency).concurrency);
   for (let samples = 0; ; samples++) {
     journal.throwIfRefused();
-    if (samples >= w.samplesPerRun || workflowInfo().continueAsNewSuggested) {
-      // A new run drops this one's pending writes: every record reaches the store first.
+    // A new run drops this one's pending writes: while the store is out the watch goes on watching, and
+    // continues as new once its records are written (or when the server says history is too long).
+    if ((samples >= w.samplesPerRun && !journal.writing) || workflowInfo().continueAsNewSuggested) {
       await journal.recorded();
       const { rentalKey } = journal.ids;
       const rentedAtMs = journal.view.rentedAtMs;
