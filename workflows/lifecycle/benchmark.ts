@@ -54,7 +54,7 @@ export interface DeadlineWatch {
   timeScale: number;
   /** Since when the host's batch has gone unheard at the server (being collected by step id); null while heard. */
   unheardSince: () => number | null;
-  /** The deadline passed while we were not listening: said in history and the store before the wait. */
+  /** The deadline passed while we were not listening: a lifecycle event (the extension's timer says it in history). */
   onUnheard: (u: UnheardDeadline) => void;
 }
 
