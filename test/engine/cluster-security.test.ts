@@ -51,6 +51,18 @@ function grpcCode(err: unknown): number | undefined {
   return e.code ?? e.cause?.code;
 }
 
+/** What a host trusts the front's certificate with (our CA here; a public one in a deployment). */
+const hostTls = () => ({
+  serverRootCACertificate: readFileSync(t.cluster.certs.caFile),
+  serverNameOverride: t.cluster.certs.serverName,
+});
+/** 'allowed', or the gRPC status code the call was refused with. */
+const refusal = (p: Promise<unknown>) =>
+  p.then(
+    () => 'allowed',
+    (e: unknown) => grpcCode(e),
+  );
+
 describe('a two-node cluster', () => {
   it('is two server processes in one membership on one store', async () => {
     const [a, b] = t.cluster.nodes;
@@ -116,15 +128,6 @@ describe('the control plane: mTLS to the server frontend', () => {
 });
 
 describe('rented hosts: a token per rental through the host listener', () => {
-  const hostTls = () => ({
-    serverRootCACertificate: readFileSync(t.cluster.certs.caFile),
-    serverNameOverride: t.cluster.certs.serverName,
-  });
-  const refusal = (p: Promise<unknown>) =>
-    p.then(
-      () => 'allowed',
-      (e: unknown) => grpcCode(e),
-    );
   const mine = () => hostToken('gpufleet-sec-a', 'instance-offer-1');
 
   it('lets a worker connection in with its token', async () => {
@@ -290,21 +293,12 @@ describe('rented hosts: a token per rental through the host listener', () => {
  * What a hostile host found with its own token (issue 43), each shown here only where it needs the
  * running cluster (the decisions themselves: infra/temporal/server/hostauth's Go tests).
  */
-describe('a hostile host', () => {
-  const hostTls = () => ({
-    serverRootCACertificate: readFileSync(t.cluster.certs.caFile),
-    serverNameOverride: t.cluster.certs.serverName,
-  });
-  const refusal = (p: Promise<unknown>) =>
-    p.then(
-      () => 'allowed',
-      (e: unknown) => grpcCode(e),
-    );
-  const control = () => Connection.connect(connectionOptions(t.cluster.front.controlAddress, t.controlSecurity));
-  // No client-side retry: each refusal is seen as the server gave it.
-  const hostConn = (apiKey: string) =>
-    Connection.connect({ address: t.cluster.front.hostAddress, apiKey, tls: hostTls(), interceptors: [] });
+const control = () => Connection.connect(connectionOptions(t.cluster.front.controlAddress, t.controlSecurity));
+// No client-side retry: each refusal is seen as the server gave it.
+const hostConn = (apiKey: string) =>
+  Connection.connect({ address: t.cluster.front.hostAddress, apiKey, tls: hostTls(), interceptors: [] });
 
+describe('a hostile host', () => {
   it('cannot register a worker deployment: the versioned poll is refused and no system workflow starts', async () => {
     const conn = await hostConn(hostToken('gpufleet-sec-dep', 'instance-offer-7'));
     const ctl = await control();
@@ -377,7 +371,9 @@ describe('a hostile host', () => {
       await other.close();
     }
   });
+});
 
+describe('a hostile host’s token', () => {
   it('is cut off once its rental is in the revoked list, within seconds; a token for ever is refused', async () => {
     const tok = hostToken('gpufleet-sec-retired', 'instance-offer-10');
     const address = t.cluster.front.hostAddress;
@@ -400,36 +396,11 @@ describe('a hostile host', () => {
     const forever = hostToken('gpufleet-sec-forever', 'instance-offer-11', Number.MAX_SAFE_INTEGER);
     expect(await refusal(systemInfo({ address, apiKey: forever, tls: hostTls() }))).toBe(GRPC.PERMISSION_DENIED);
   });
+});
 
+describe('a hostile host at the doors', () => {
   it('opens no stream but health: reflection with the front’s certificate and a junk bearer is refused', async () => {
     const { hostFront } = t.cluster.certs;
-    const reflect = (cert: string, key: string, bearer?: string) =>
-      new Promise<number | 'answered'>((resolve) => {
-        const creds = grpc.credentials.createSsl(
-          readFileSync(t.cluster.certs.caFile),
-          readFileSync(key),
-          readFileSync(cert),
-        );
-        const client = new grpc.Client(t.cluster.nodes[0]!.address, creds, {
-          'grpc.ssl_target_name_override': t.cluster.certs.serverName,
-        });
-        const md = new grpc.Metadata();
-        if (bearer) md.set('authorization', bearer);
-        const call = client.makeBidiStreamRequest(
-          '/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo',
-          (b: Buffer) => b,
-          (b: Buffer) => b,
-          md,
-        );
-        call.on('data', () => {
-          resolve('answered');
-          call.cancel();
-        });
-        call.on('error', (e: grpc.ServiceError) => resolve(e.code));
-        // ServerReflectionRequest{ list_services: "" } (field 7).
-        call.write(Buffer.from([0x3a, 0x00]));
-        call.on('close', () => client.close());
-      });
     expect(await reflect(hostFront.clientCertFile, hostFront.clientKeyFile, 'Bearer junk')).toBe(
       GRPC.PERMISSION_DENIED,
     );
@@ -438,28 +409,7 @@ describe('a hostile host', () => {
   });
 
   it('is not the control plane with a certificate whose last CN is the control subject', async () => {
-    const dir = t.cluster.certs.dir;
-    const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-    ssl('genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', 'twocn.key');
-    ssl('req', '-new', '-key', 'twocn.key', '-out', 'twocn.csr', '-subj', '/CN=nobody/CN=gpu-fleet-control');
-    writeFileSync(path.join(dir, 'twocn.ext'), 'extendedKeyUsage=clientAuth\n');
-    ssl(
-      'x509',
-      '-req',
-      '-in',
-      'twocn.csr',
-      '-CA',
-      'ca.pem',
-      '-CAkey',
-      'ca.key',
-      '-CAcreateserial',
-      '-out',
-      'twocn.pem',
-      '-days',
-      '1',
-      '-extfile',
-      'twocn.ext',
-    );
+    const dir = twoCnCertificate();
     const conn = await Connection.connect({
       address: t.cluster.nodes[0]!.address,
       interceptors: [],
@@ -480,3 +430,59 @@ describe('a hostile host', () => {
     }
   });
 });
+
+/** Server reflection's list of services, asked of node 1 with this certificate: answered, or the status code. */
+const reflect = (cert: string, key: string, bearer?: string) =>
+  new Promise<number | 'answered'>((resolve) => {
+    const creds = grpc.credentials.createSsl(
+      readFileSync(t.cluster.certs.caFile),
+      readFileSync(key),
+      readFileSync(cert),
+    );
+    const client = new grpc.Client(t.cluster.nodes[0]!.address, creds, {
+      'grpc.ssl_target_name_override': t.cluster.certs.serverName,
+    });
+    const md = new grpc.Metadata();
+    if (bearer) md.set('authorization', bearer);
+    const call = client.makeBidiStreamRequest(
+      '/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo',
+      (b: Buffer) => b,
+      (b: Buffer) => b,
+      md,
+    );
+    call.on('data', () => {
+      resolve('answered');
+      call.cancel();
+    });
+    call.on('error', (e: grpc.ServiceError) => resolve(e.code));
+    // ServerReflectionRequest{ list_services: "" } (field 7).
+    call.write(Buffer.from([0x3a, 0x00]));
+    call.on('close', () => client.close());
+  });
+
+/** A certificate of the cluster's CA whose subject is /CN=nobody/CN=gpu-fleet-control; returns its directory. */
+function twoCnCertificate(): string {
+  const dir = t.cluster.certs.dir;
+  const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
+  ssl('genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', 'twocn.key');
+  ssl('req', '-new', '-key', 'twocn.key', '-out', 'twocn.csr', '-subj', '/CN=nobody/CN=gpu-fleet-control');
+  writeFileSync(path.join(dir, 'twocn.ext'), 'extendedKeyUsage=clientAuth\n');
+  ssl(
+    'x509',
+    '-req',
+    '-in',
+    'twocn.csr',
+    '-CA',
+    'ca.pem',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    'twocn.pem',
+    '-days',
+    '1',
+    '-extfile',
+    'twocn.ext',
+  );
+  return dir;
+}
