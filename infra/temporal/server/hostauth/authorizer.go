@@ -80,7 +80,7 @@ func (a *Authorizer) Authorize(_ context.Context, c *authorization.Claims, t *au
 	// Every call of a host counts against its own rate, refused ones too, before the namespace's shared
 	// limits see it (the frontend runs those after the authorizer). The error reaches the host as
 	// RESOURCE_EXHAUSTED with frontend.exposeAuthorizerErrors on (our dynamic config sets it).
-	if err := a.limiter.call(h.Label, t.Request); err != nil {
+	if err := a.limiter.call(h.Label); err != nil {
 		return deny(err.Error()), err
 	}
 	method, ok := strings.CutPrefix(t.APIName, api.WorkflowServicePrefix)

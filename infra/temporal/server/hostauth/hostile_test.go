@@ -140,7 +140,7 @@ func TestOneHostsPollFloodLeavesOthersPolling(t *testing.T) {
 	poll := func(c *authorization.Claims) chan error {
 		done := make(chan error, 1)
 		go func() {
-			_, err := a.LimitPolls(context.WithValue(context.Background(), authorization.MappedClaims, c), nil, info, handler)
+			_, err := a.LimitHosts(context.WithValue(context.Background(), authorization.MappedClaims, c), nil, info, handler)
 			done <- err
 		}()
 		return done
@@ -235,23 +235,55 @@ func TestOneHostsCallFloodLeavesOthersCalling(t *testing.T) {
 	}
 }
 
-// H2: 1.9 MB heartbeats (under the server's 2 MB) wrote ~35 MB/s; a host's heartbeat is capped far lower.
-func TestHostHeartbeatSizeIsCapped(t *testing.T) {
+// H2 and H5: 1.9 MB heartbeats (under the server's 2 MB) wrote ~35 MB/s. A host's heartbeat is capped
+// far lower, and one over the cap fails its step as the server's own limit would, with the server's
+// reason: the workflow reads that as the host's payload (HostPayloadTooLarge), not as ours.
+func TestHostHeartbeatOverItsCapFailsItsStep(t *testing.T) {
 	m, a := setup(t, false)
 	host := hostClaims(t, m, mine)
 	hb := func(n int) *workflowservice.RecordActivityTaskHeartbeatRequest {
-		return &workflowservice.RecordActivityTaskHeartbeatRequest{TaskToken: taskToken(t, "instance-offer-1"),
-			Details: &commonpb.Payloads{Payloads: []*commonpb.Payload{{Data: make([]byte, n)}}}}
+		return &workflowservice.RecordActivityTaskHeartbeatRequest{Namespace: "fleet", TaskToken: taskToken(t, "instance-offer-1"),
+			Identity: "gpu-host", Details: &commonpb.Payloads{Payloads: []*commonpb.Payload{{Data: make([]byte, n)}}}}
 	}
-	if decide(t, a, host, "RecordActivityTaskHeartbeat", "fleet", hb(512)) != allowed {
-		t.Fatal("a small heartbeat was refused")
+	srv := &recordingServer{}
+	info := &grpc.UnaryServerInfo{FullMethod: api.WorkflowServicePrefix + "RecordActivityTaskHeartbeat", Server: srv}
+	ctx := context.WithValue(context.Background(), authorization.MappedClaims, host)
+	passed := 0
+	handler := func(context.Context, any) (any, error) {
+		passed++
+		return &workflowservice.RecordActivityTaskHeartbeatResponse{}, nil
 	}
-	_, err := a.Authorize(context.Background(), host, &authorization.CallTarget{
-		APIName: api.WorkflowServicePrefix + "RecordActivityTaskHeartbeat", Namespace: "fleet", Request: hb(1_900_000)})
-	var bad *serviceerror.InvalidArgument
-	if !errors.As(err, &bad) {
-		t.Fatalf("a 1.9 MB heartbeat got %v, want INVALID_ARGUMENT", err)
+	if _, err := a.LimitHosts(ctx, hb(512), info, handler); err != nil || passed != 1 || srv.failed != nil {
+		t.Fatalf("a small heartbeat: err %v, passed %d, failed %v", err, passed, srv.failed)
 	}
+	resp, err := a.LimitHosts(ctx, hb(1_900_000), info, handler)
+	if err != nil || passed != 1 {
+		t.Fatalf("a 1.9 MB heartbeat reached the server (passed %d, err %v)", passed, err)
+	}
+	if r, _ := resp.(*workflowservice.RecordActivityTaskHeartbeatResponse); !r.GetCancelRequested() {
+		t.Fatal("the host was not told its step is over")
+	}
+	f := srv.failed
+	if f == nil || f.GetFailure().GetMessage() != HeartbeatExceedsLimit || !f.GetFailure().GetServerFailureInfo().GetNonRetryable() ||
+		string(f.GetTaskToken()) != string(hb(0).GetTaskToken()) || f.GetNamespace() != "fleet" {
+		t.Fatalf("the step was not failed as the server fails an oversized heartbeat: %v", f)
+	}
+	// The control plane's heartbeats are the server's to judge.
+	control, _ := m.GetClaims(&authorization.AuthInfo{TLSSubject: subject("gpu-fleet-control")})
+	srv.failed = nil
+	if _, err := a.LimitHosts(context.WithValue(context.Background(), authorization.MappedClaims, control), hb(1_900_000), info, handler); err != nil || passed != 2 || srv.failed != nil {
+		t.Fatalf("a control heartbeat was held: %v", err)
+	}
+}
+
+type recordingServer struct {
+	workflowservice.UnimplementedWorkflowServiceServer
+	failed *workflowservice.RespondActivityTaskFailedRequest
+}
+
+func (s *recordingServer) RespondActivityTaskFailed(_ context.Context, r *workflowservice.RespondActivityTaskFailedRequest) (*workflowservice.RespondActivityTaskFailedResponse, error) {
+	s.failed = r
+	return &workflowservice.RespondActivityTaskFailedResponse{}, nil
 }
 
 type fakeStream struct {

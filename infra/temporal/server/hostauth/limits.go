@@ -7,10 +7,12 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	failurepb "go.temporal.io/api/failure/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/server/common/api"
 	"go.temporal.io/server/common/authorization"
+	"go.temporal.io/server/common/log/tag"
 	"google.golang.org/grpc"
 )
 
@@ -25,7 +27,8 @@ type Limits struct {
 	RPS   float64
 	Burst int
 	// MaxHeartbeatBytes: the largest RecordActivityTaskHeartbeat details (GPU_FLEET_HOST_MAX_HEARTBEAT_BYTES),
-	// well below the server's blob limit (limit.blobSize.error, 2 MB); ours are a few hundred bytes.
+	// well below the server's blob limit (limit.blobSize.error, 2 MB); ours are a few hundred bytes. A
+	// larger one fails the host's step as the server's own limit would (LimitHosts).
 	MaxHeartbeatBytes int
 }
 
@@ -102,13 +105,7 @@ func (l *limiter) sweep(now time.Time) {
 }
 
 // call spends one token of the label's bucket for a call, or says why it may not be made now.
-func (l *limiter) call(label string, req any) error {
-	if hb, ok := req.(*workflowservice.RecordActivityTaskHeartbeatRequest); ok {
-		if n := hb.GetDetails().Size(); n > l.limits.MaxHeartbeatBytes {
-			return serviceerror.NewInvalidArgument(fmt.Sprintf(
-				"a host's heartbeat details may hold at most %d bytes, got %d", l.limits.MaxHeartbeatBytes, n))
-		}
-	}
+func (l *limiter) call(label string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	u := l.use(label)
@@ -139,23 +136,56 @@ func (l *limiter) releasePoll(label string) {
 	}
 }
 
-// LimitPolls is a frontend interceptor (temporal.WithChainedFrontendGrpcInterceptors): a host token's
-// activity polls beyond MaxPolls are refused at once, so they never wait in matching beside the
-// control worker's. It runs after the authorizer, which has spent the call's rate token already.
-func (a *Authorizer) LimitPolls(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	if info.FullMethod != api.WorkflowServicePrefix+"PollActivityTaskQueue" {
-		return handler(ctx, req)
-	}
+// LimitHosts is a frontend interceptor (temporal.WithChainedFrontendGrpcInterceptors), after the
+// authorizer (which has spent the call's rate token already): a host token's activity polls beyond
+// MaxPolls are refused at once, so they never wait in matching beside the control worker's; a host's
+// heartbeat over MaxHeartbeatBytes fails its step as the server does a heartbeat over its own blob
+// limit, with the same reason, so the workflow reads it as the host's payload (HostPayloadTooLarge).
+func (a *Authorizer) LimitHosts(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	h := hostOf(ctx)
 	if h == nil {
 		return handler(ctx, req)
 	}
-	if !a.limiter.acquirePoll(h.Label) {
-		return nil, serviceerror.NewResourceExhausted(enumspb.RESOURCE_EXHAUSTED_CAUSE_CONCURRENT_LIMIT,
-			fmt.Sprintf("host %s already holds %d activity polls", h.Label, a.limiter.limits.MaxPolls))
+	switch info.FullMethod {
+	case api.WorkflowServicePrefix + "PollActivityTaskQueue":
+		if !a.limiter.acquirePoll(h.Label) {
+			return nil, serviceerror.NewResourceExhausted(enumspb.RESOURCE_EXHAUSTED_CAUSE_CONCURRENT_LIMIT,
+				fmt.Sprintf("host %s already holds %d activity polls", h.Label, a.limiter.limits.MaxPolls))
+		}
+		defer a.limiter.releasePoll(h.Label)
+	case api.WorkflowServicePrefix + "RecordActivityTaskHeartbeat":
+		hb, ok := req.(*workflowservice.RecordActivityTaskHeartbeatRequest)
+		if ok && hb.GetDetails().Size() > a.limiter.limits.MaxHeartbeatBytes {
+			return a.failOversizedHeartbeat(ctx, h, hb, info)
+		}
 	}
-	defer a.limiter.releasePoll(h.Label)
 	return handler(ctx, req)
+}
+
+// HeartbeatExceedsLimit is the server's own reason for failing a step whose heartbeat is over its blob
+// limit (go.temporal.io/server common.FailureReasonHeartbeatExceedsLimit): the workflow knows it.
+const HeartbeatExceedsLimit = "Heartbeat details exceed size limit."
+
+func (a *Authorizer) failOversizedHeartbeat(ctx context.Context, h *HostToken, hb *workflowservice.RecordActivityTaskHeartbeatRequest, info *grpc.UnaryServerInfo) (any, error) {
+	srv, ok := info.Server.(workflowservice.WorkflowServiceServer)
+	if !ok {
+		return nil, serviceerror.NewInvalidArgument(HeartbeatExceedsLimit)
+	}
+	a.logger.Warn("gpu-fleet failed a host's step for its oversized heartbeat",
+		tag.NewStringTag("subject", "host:"+h.Label),
+		tag.NewInt("bytes", hb.GetDetails().Size()),
+		tag.NewInt("limit", a.limiter.limits.MaxHeartbeatBytes))
+	_, err := srv.RespondActivityTaskFailed(ctx, &workflowservice.RespondActivityTaskFailedRequest{
+		Namespace: hb.GetNamespace(),
+		TaskToken: hb.GetTaskToken(),
+		Failure: &failurepb.Failure{Message: HeartbeatExceedsLimit,
+			FailureInfo: &failurepb.Failure_ServerFailureInfo{ServerFailureInfo: &failurepb.ServerFailureInfo{NonRetryable: true}}},
+		Identity: hb.GetIdentity(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &workflowservice.RecordActivityTaskHeartbeatResponse{CancelRequested: true}, nil
 }
 
 // hostOf is the host token the authorizer's claims hold for this call, if it is a host's.

@@ -123,9 +123,9 @@ func start(c *cli.Context) error {
 		temporal.WithLogger(logger),
 		temporal.InterruptOn(temporal.InterruptCh()),
 		temporal.WithAuthorizer(authorizer),
-		// Caps each host's concurrent polls; seals the task tokens handed to hosts, which the authorizer
-		// then requires of their answers.
-		temporal.WithChainedFrontendGrpcInterceptors(authorizer.LimitPolls, authorizer.Seal),
+		// Caps each host's concurrent polls and heartbeat size; seals the task tokens handed to hosts,
+		// which the authorizer then requires of their answers.
+		temporal.WithChainedFrontendGrpcInterceptors(authorizer.LimitHosts, authorizer.Seal),
 		temporal.WithClaimMapper(func(*config.Config) authorization.ClaimMapper { return claimMapper }),
 	)
 	if err != nil {
