@@ -56,6 +56,8 @@ export interface Scenario {
   standing?: 'good' | 'probation' | 'bad';
   /** Runs before `destroyInstance` answers: throw to make the destroy fail. */
   destroy?: (instanceId: number) => Promise<void>;
+  /** What the notify activity does (default: nothing configured, `{ sent: false }`); throw for a receiver that is down. */
+  notify?: (input: unknown) => Promise<{ sent: boolean }>;
 }
 
 /** Every stub call, in order, for assertions on what the workflow asked for. */
@@ -270,7 +272,7 @@ export async function startLogicEnv(): Promise<LogicEnv> {
       },
       async notify(input: unknown) {
         record('notify', input);
-        return { sent: false };
+        return (await current().scenario.notify?.(input)) ?? { sent: false };
       },
     },
   });

@@ -77,4 +77,13 @@ describe('notify activity against a local receiver', () => {
     rx.status.code = 200;
     await expect(run({ url: rx.url }, { ...event, at: 'yesterday' })).rejects.toThrow(/at/);
   });
+
+  it('a receiver that is down is an error to retry, not a refusal', async () => {
+    const down = await startReceiver();
+    await down.close();
+    const err = await run({ url: down.url }, event).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect(err instanceof ApplicationFailure && err.nonRetryable).toBe(false);
+    expect(String((err as Error).message) + String((err as Error).cause)).toMatch(/ECONNREFUSED|fetch failed/);
+  });
 });

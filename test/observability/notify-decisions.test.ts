@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lifecycleStatusQuery } from '../../workflows/definitions.js';
 import { FailureType } from '../../workflows/domain/failures.js';
 import { hostFailure, type LogicEnv, OFFER, type Run, startLogicEnv } from '../logic/harness.js';
+import { historyText } from '../helpers/history-text.js';
 
 /**
  * Where the lifecycle sends its notifications, with every activity a stub: after the destroy and its
@@ -17,7 +18,7 @@ afterAll(async () => env?.close());
 const names = (run: Run) => run.calls.map((c) => c.name);
 const notes = (run: Run) => run.calls.filter((c) => c.name === 'notify').map((c) => c.input as Record<string, unknown>);
 
-describe('lifecycle notifications', () => {
+describe.concurrent('lifecycle notifications', () => {
   it('a kill is announced once, after the instance is destroyed and the kill recorded', async () => {
     const run = await env.start({ host: { warmupProof: () => Promise.reject(hostFailure(FailureType.ProofFailed)) } });
     expect((await run.failure()).type).toBe(FailureType.ProofFailed);
@@ -48,6 +49,28 @@ describe('lifecycle notifications', () => {
     await handle.cancel();
     await run.result().catch(() => undefined);
     expect(notes(run).map((x) => x.kind)).toEqual(['promote', 'kill']);
+  });
+
+  it('a receiver that is down holds up neither the kill nor the destroy, and fails nothing', async () => {
+    let destroyedAt = 0;
+    const run = await env.start({
+      host: { warmupProof: () => Promise.reject(hostFailure(FailureType.ProofFailed)) },
+      destroy: async () => {
+        destroyedAt = Date.now();
+      },
+      notify: () => Promise.reject(new Error('fetch failed: connect ECONNREFUSED 127.0.0.1:9')),
+    });
+    // The lifecycle ends with its own kill, not the notification's failure.
+    expect((await run.failure()).type).toBe(FailureType.ProofFailed);
+    // Retried, then given up on; the instance was destroyed and the kill recorded before the first try.
+    expect(run.count('notify')).toBeGreaterThan(1);
+    const order = names(run);
+    expect(order.indexOf('destroyInstance')).toBeLessThan(order.indexOf('notify'));
+    expect(order.lastIndexOf('recordOutcome')).toBeLessThan(order.indexOf('notify'));
+    const handle = env.client.workflow.getHandle(run.workflowId);
+    // Closed within the notification's own bound (30 s) after the destroy.
+    expect(((await handle.describe()).closeTime?.getTime() ?? Infinity) - destroyedAt).toBeLessThan(35_000);
+    expect(historyText(await handle.fetchHistory())).toContain('ECONNREFUSED');
   });
 
   it('a destroy that fails is announced as destroy_failed, and the lifecycle fails DestroyFailed', async () => {
