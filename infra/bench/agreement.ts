@@ -51,7 +51,7 @@ function evaluate(seed: number, hours: number, scale: number, policy: 'old' | 'o
   const market = generateMarket(MARKET_PARAMS, seed);
   const stack = asStack(scale);
   const w = new EvalWorld(market, hours * 3600, stack.latencies, stack.lifecycle);
-  runPolicy(w, policy);
+  runPolicy(w, policy, { extraStartRun: stack.extraStartRun });
   const day = w.dayRun(policy);
   const F = MARKET_PARAMS.fleet;
   const score: PolicyScore = scoreRun(day, market, {

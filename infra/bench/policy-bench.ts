@@ -94,7 +94,7 @@ export function evaluateSeed(seed: number, hours: number, asStackScale?: number)
     const w = stack
       ? new EvalWorld(market, hours * 3600, stack.latencies, stack.lifecycle)
       : new EvalWorld(market, hours * 3600);
-    runPolicy(w, policy);
+    runPolicy(w, policy, { extraStartRun: stack?.extraStartRun ?? false });
     score[policy] = scoreRun(w.dayRun(policy), market, {
       timeScale: 1,
       hours,

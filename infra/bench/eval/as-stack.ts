@@ -10,7 +10,12 @@ import { type Latencies, REAL_LATENCIES } from './lifecycle.js';
  * stall timeout is 500 s at 0.04) and its production heartbeat timeout (60 s of wall time), divided by
  * the time scale; the scaler's `offerCheckSec` of 5 s likewise. Nothing here is fitted to a result.
  */
-export function asStack(scale: number): { lifecycle: Omit<LifecycleRequest, 'offerId'>; latencies: Latencies } {
+export function asStack(scale: number): {
+  lifecycle: Omit<LifecycleRequest, 'offerId'>;
+  latencies: Latencies;
+  /** market-day.ts triggers the scaler schedule at the start: one scaler run more than the schedule's. */
+  extraStartRun: boolean;
+} {
   const c = compressedLifecycle(scale);
   const real = (sec: number) => sec / scale;
   const t = c.timeouts;
@@ -29,5 +34,6 @@ export function asStack(scale: number): { lifecycle: Omit<LifecycleRequest, 'off
       watch: { intervalSec: real(c.watch.intervalSec) },
     },
     latencies: { ...REAL_LATENCIES, offerCheckSec: real(STACK_OFFER_CHECK_SEC) },
+    extraStartRun: true,
   };
 }

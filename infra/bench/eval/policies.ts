@@ -55,7 +55,10 @@ export function oursTick(w: EvalWorld): void {
     };
     live = [...live, ...chosen];
     const taken = chosen.filter((o) => !w.rentable(byId.get(o.offerId)!, startAt + w.lat.rentSec));
-    for (const o of chosen) w.q.at(startAt, () => startOurs(w, byId.get(o.offerId)!));
+    // Round 0 starts at once, so a scaler run at the same instant sees these lifecycles' rows.
+    for (const o of chosen)
+      if (round === 0) startOurs(w, byId.get(o.offerId)!);
+      else w.q.at(startAt, () => startOurs(w, byId.get(o.offerId)!));
     if (taken.length === 0) break;
     const gone = new Set(taken.map((o) => o.offerId));
     live = live.filter((o) => !gone.has(o.offerId));
@@ -97,9 +100,14 @@ export function oldTick(w: EvalWorld, started: Set<string>): void {
   }
 }
 
-/** Runs one policy through the day: its ticks every scaler interval from the start, the market on its own clock. */
-export function runPolicy(w: EvalWorld, policy: RunPolicy): void {
+/**
+ * Runs one policy through the day: its ticks every scaler interval from the start, the market on its own
+ * clock. `extraStartRun`: the real-stack day triggers its scaler schedule once at the start, besides the
+ * schedule's own first action (eval/as-stack.ts).
+ */
+export function runPolicy(w: EvalWorld, policy: RunPolicy, o: { extraStartRun?: boolean } = {}): void {
   const started = new Set<string>();
+  if (o.extraStartRun && policy === 'ours') w.q.at(0, () => oursTick(w));
   for (let t = 0; t < w.dayEndSec; t += SCALER_INTERVAL_SEC)
     w.q.at(t, () => (policy === 'ours' ? oursTick(w) : oldTick(w, started)));
   w.q.runUntil(w.dayEndSec);
