@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { asStack } from '../../infra/bench/eval/as-stack.js';
 import { EvalWorld } from '../../infra/bench/eval/day.js';
 import { EventQueue } from '../../infra/bench/eval/events.js';
 import type { Latencies } from '../../infra/bench/eval/lifecycle.js';
-import { oursTick } from '../../infra/bench/eval/policies.js';
+import { oursTick, runPolicy } from '../../infra/bench/eval/policies.js';
 import { scoreRun } from '../../infra/bench/market-score.js';
 import { type MarketOffer, simTrueRate } from '../../infra/bench/market.js';
 import { medianOrNull } from '../../infra/bench/policy-bench.js';
@@ -181,5 +182,28 @@ describe('policy evaluator: helpers', () => {
     expect(medianOrNull([3, 1, 2])).toBe(2);
     expect(medianOrNull([1, null, null])).toBeNull();
     expect(medianOrNull([1, 2, null, 4])).toBe(3);
+  });
+});
+
+describe('policy evaluator: the real-stack configuration', () => {
+  it("restates the real-stack day's compressed timeouts and heartbeat in real seconds", () => {
+    const s = asStack(0.04);
+    // A 20 s floor on the 300 s stall timeout, production's 60 s heartbeat and the 5 s taken-offer wait, all wall time.
+    expect(s.lifecycle.timeouts?.paramfetchStallSec).toBeCloseTo(500, 9);
+    expect(s.lifecycle.timeouts?.heartbeatSec).toBeCloseTo(1500, 9);
+    expect(s.lifecycle.timeouts?.proofDeadlineSec).toBeCloseTo(1200, 9);
+    expect(s.latencies.offerCheckSec).toBeCloseTo(125, 9);
+    expect(s.extraStartRun).toBe(true);
+  });
+
+  it('the extra scaler run at the start explores a second GPU model offer at once', () => {
+    const market = [host(1), host(2), host(3)];
+    const once = new EvalWorld(market, 60, LAT);
+    runPolicy(once, 'ours');
+    const twice = new EvalWorld(market, 60, LAT);
+    runPolicy(twice, 'ours', { extraStartRun: true });
+    // One exploration slot per run: the second run sees the first one's lifecycle and takes the next offer.
+    expect(once.rentals.map((r) => r.m.offer.id)).toEqual([1]);
+    expect(twice.rentals.map((r) => r.m.offer.id)).toEqual([1, 2]);
   });
 });
