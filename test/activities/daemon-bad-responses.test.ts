@@ -3,17 +3,13 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
-import { MockActivityEnvironment } from '@temporalio/testing';
-import { DefaultLogger } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createGpuHostActivities } from '../../activities/gpu-host/activities.js';
-import { DaemonSupervisor } from '../../activities/gpu-host/daemon.js';
-import { ProductionRunner } from '../../activities/gpu-host/production.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HostScenarioSchema } from '../../infra/sim/scenario.js';
 import { type SimDaemon, startSimDaemon } from '../../infra/sim/cuzk/server.js';
 import { freePort } from '../../infra/temporal/dev-server.js';
 import { waitUntil } from '../../infra/dev/poll.js';
 import { FailureType } from '../../workflows/domain/failures.js';
+import { C1_INPUT, hostActivitiesOver, hostActivityEnv as env } from '../helpers/host-activities.js';
 
 /**
  * A daemon that answers, but not within the contract (the simulator's `badResponses` fault, served
@@ -26,10 +22,7 @@ const daemons: SimDaemon[] = [];
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'bad-daemon-'));
-  await writeFile(
-    path.join(dir, 'c1.json'),
-    JSON.stringify({ SectorNum: 1, Phase1Out: 'AAAA', SectorSize: 34_359_738_368 }),
-  );
+  await writeFile(path.join(dir, 'c1.json'), C1_INPUT);
 });
 afterAll(async () => {
   for (const d of daemons) d.close();
@@ -40,7 +33,7 @@ afterAll(async () => {
 async function hostOver(badResponses: 'garbage' | 'oversized') {
   const listen = `127.0.0.1:${await freePort()}`;
   const workDir = await mkdtemp(path.join(dir, `${badResponses}-`));
-  const supervisor = new DaemonSupervisor({ command: ['true'], listenAddress: listen, workDir, paramCacheDir: dir });
+  const { acts, supervisor } = hostActivitiesOver(listen, dir, workDir);
   const scenario = HostScenarioSchema.parse({ startupSec: 0, proofSec: 1, faults: { badResponses } });
   daemons.push(
     startSimDaemon({
@@ -56,18 +49,6 @@ async function hostOver(badResponses: 'garbage' | 'oversized') {
       },
     }),
   );
-  vi.spyOn(supervisor, 'stop').mockResolvedValue(undefined);
-  const acts = createGpuHostActivities({
-    supervisor,
-    production: new ProductionRunner(['true'], path.join(dir, 'production.log')),
-    cuzkAddress: listen,
-    paramfetchCommand: ['true'],
-    c1Path: path.join(dir, 'c1.json'),
-    minerId: 1000,
-    workDir,
-    fitness: { nvidiaSmi: ['false'], diskFree: ['false'], diskWrite: ['false'], sampleUrl: null, paramCacheDir: dir },
-  });
-  const env = () => new MockActivityEnvironment({ heartbeatTimeoutMs: 60_000 }, { logger: new DefaultLogger('ERROR') });
   // The daemon is up once it answers GetStatus (the proxy in front listens after its startup).
   await waitUntil(
     'the simulated daemon',

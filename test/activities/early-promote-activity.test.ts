@@ -2,14 +2,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { MockActivityEnvironment } from '@temporalio/testing';
-import { DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGpuHostActivities } from '../../activities/gpu-host/activities.js';
 import { loadProvingEngine } from '../../activities/gpu-host/cuzk-proto.js';
-import { DaemonSupervisor } from '../../activities/gpu-host/daemon.js';
-import { ProductionRunner } from '../../activities/gpu-host/production.js';
 import type { BenchmarkReport } from '../../workflows/domain/types.js';
+import { C1_INPUT, hostActivitiesOver, hostActivityEnv } from '../helpers/host-activities.js';
 
 /**
  * The host's benchmark step asked for an early promote (MockActivityEnvironment, a daemon of the test's
@@ -26,10 +22,7 @@ let dir = '';
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'early-promote-'));
-  await writeFile(
-    path.join(dir, 'c1.json'),
-    JSON.stringify({ SectorNum: 1, Phase1Out: 'AAAA', SectorSize: 34_359_738_368 }),
-  );
+  await writeFile(path.join(dir, 'c1.json'), C1_INPUT);
   server = new grpc.Server();
   server.addService(loadProvingEngine().service, {
     Prove(call: grpc.ServerUnaryCall<{ submit: { request_id: string } }, unknown>, cb: grpc.sendUnaryData<unknown>) {
@@ -69,24 +62,8 @@ afterAll(async () => {
 
 function prove(proofMs: number): Promise<BenchmarkReport> {
   totalMs = proofMs;
-  const supervisor = new DaemonSupervisor({
-    command: ['true'],
-    listenAddress: address,
-    workDir: dir,
-    paramCacheDir: dir,
-  });
-  const acts = createGpuHostActivities({
-    supervisor,
-    production: new ProductionRunner(['true'], path.join(dir, 'production.log')),
-    cuzkAddress: address,
-    paramfetchCommand: ['true'],
-    c1Path: path.join(dir, 'c1.json'),
-    minerId: 1000,
-    workDir: dir,
-    fitness: { nvidiaSmi: ['false'], diskFree: ['false'], diskWrite: ['false'], sampleUrl: null, paramCacheDir: dir },
-  });
-  const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 60_000 }, { logger: new DefaultLogger('ERROR') });
-  return env.run<[], BenchmarkReport, () => Promise<BenchmarkReport>>(() =>
+  const { acts } = hostActivitiesOver(address, dir);
+  return hostActivityEnv().run<[], BenchmarkReport, () => Promise<BenchmarkReport>>(() =>
     acts.runBenchmark({
       count: 8,
       concurrency: 1,
