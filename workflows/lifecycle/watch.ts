@@ -7,6 +7,7 @@ import { planBenchmark } from '../domain/policy/concurrency.js';
 import { formatDuration, realMs, realSec } from '../domain/policy/clock.js';
 import { hostTokenRetireAtMs } from '../domain/policy/host-token-expiry.js';
 import { proofsPerHour } from '../domain/policy/rate.js';
+import { watchLimits } from '../domain/policy/watch-limits.js';
 import type { LifecycleInput, LifecycleRequest, RentedInstance, ResumeState, WatchPolicy } from '../domain/types.js';
 import { implausibleClaim } from './claims-check.js';
 import type { HostSteps } from './host-steps.js';
@@ -28,15 +29,9 @@ type Sample = { completed: number; at: number };
 /** What the watch carries from sample to sample, and through continue-as-new. */
 type WatchState = Pick<ResumeState, 'points' | 'lowSamples'> & { vastUnreadableSince: number | null };
 
-/** The limits a promoted instance is held to: its rate's floor and its price's ceiling. */
+/** The limits a promoted instance is held to, at the price Vast bills it (read after renting). */
 function limits(input: LifecycleInput, inst: RentedInstance) {
-  const w = input.watch;
-  return {
-    floor: w.floorRate ?? Math.round(input.minRate * 0.8 * 100) / 100,
-    // The baseline is the price Vast bills this instance (storage for our disk included), read after renting.
-    // An interruptible rental's ceiling is its bid cap plus storage: a raised bid is not a price rise.
-    maxDph: w.maxDph ?? bidCeilingDph(inst) ?? Math.round(inst.offer.dphTotal * 1.2 * 1000) / 1000,
-  };
+  return watchLimits(input, inst.offer.dphTotal, bidCeilingDph(inst));
 }
 
 /**

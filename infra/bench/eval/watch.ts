@@ -1,6 +1,7 @@
 import { FailureType } from '../../../workflows/domain/failures.js';
 import { proofsPerHour } from '../../../workflows/domain/policy/rate.js';
 import type { LifecycleInput } from '../../../workflows/domain/types.js';
+import { watchLimits } from '../../../workflows/domain/policy/watch-limits.js';
 import type { MarketOffer } from '../market.js';
 import { rateAt } from '../market-score.js';
 import type { Ending } from './lifecycle.js';
@@ -22,13 +23,11 @@ export interface ProductionFacts {
  * A promoted host under its watch (workflows/lifecycle/watch.ts): a sample every `watch.intervalSec`;
  * a lost host or crashed daemon ends it at the sample, then Vast's word (price over the ceiling), then
  * the daemon's rate over the last `windowSamples` intervals under the floor for `degradedSamples` samples.
- * The floor (0.8 x minRate) and the ceiling (1.2 x the billed price) are the watch's defaults, restated
- * here: they live in a workflow file (`limits`), not in a pure module. Null: it lasts the day.
+ * The floor and the ceiling are the watch's own (`watchLimits`). Null: it lasts the day.
  */
 export function watchCourse(f: ProductionFacts, input: LifecycleInput, dayEndSec: number): Ending | null {
   const w = input.watch;
-  const floor = w.floorRate ?? Math.round(input.minRate * 0.8 * 100) / 100;
-  const ceiling = w.maxDph ?? Math.round(f.billedDph * 1.2 * 1000) / 1000;
+  const { floor, maxDph: ceiling } = watchLimits(input, f.billedDph);
   const m = f.m;
   const preemptAt = m.preemptAfterH === null ? Infinity : f.runningAtSec + m.preemptAfterH * 3600;
   const riseAt = m.priceRiseAtH === null ? Infinity : f.runningAtSec + m.priceRiseAtH * 3600;
