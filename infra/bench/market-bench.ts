@@ -3,7 +3,7 @@ import { type DayRun, type RunPolicy, runMarketDay } from './market-day.js';
 import { MARKET_PARAMS } from './market-params.js';
 import { distance, oracleScore, type PolicyScore, scoreRun } from './market-score.js';
 import { generateMarket } from './market.js';
-import { oracle } from './oracle.js';
+import { fleetOracle } from './oracle.js';
 
 /**
  * Market: one seeded market day (market-params.ts), the seeds' old policy and ours each run through it
@@ -38,16 +38,7 @@ export async function marketBench(o: {
     rentals[policy] = rentalLines(day, o.timeScale);
     log(`market: ${policy} done in ${Math.round((Date.now() - t) / 1000)} s`);
   }
-  const orc = oracleScore(
-    oracle(market, {
-      targetRate: F.targetRate.value,
-      maxDph: F.maxDph.value,
-      maxInstances: F.maxInstances.value,
-      minRate: F.minRate.value,
-      bootH,
-      horizonH: o.hours,
-    }),
-  );
+  const orc = oracleScore(fleetOracle(market, o.hours));
   const policies: Partial<Record<RunPolicy, PolicyScore>> & { oracle: PolicyScore } = { ...runs, oracle: orc };
   const rounded = (d: ReturnType<typeof distance>) =>
     d && Object.fromEntries(Object.entries(d).map(([k, v]) => [k, round(v, 5)]));

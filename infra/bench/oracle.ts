@@ -1,3 +1,4 @@
+import { MARKET_PARAMS } from './market-params.js';
 import type { MarketOffer } from './market.js';
 
 export interface OracleOptions {
@@ -108,4 +109,17 @@ export function oracle(market: MarketOffer[], o: OracleOptions): OracleResult {
     timeToTargetH,
     rented: [...rentedIds],
   };
+}
+
+/** The oracle for the market day's fleet (MARKET_PARAMS.fleet) over `horizonH` hours. */
+export function fleetOracle(market: MarketOffer[], horizonH: number): OracleResult {
+  const F = MARKET_PARAMS.fleet;
+  return oracle(market, {
+    targetRate: F.targetRate.value,
+    maxDph: F.maxDph.value,
+    maxInstances: F.maxInstances.value,
+    minRate: F.minRate.value,
+    bootH: F.bootSec.value / 3600,
+    horizonH,
+  });
 }

@@ -7,7 +7,7 @@ import type { RunPolicy } from './market-day.js';
 import { MARKET_PARAMS } from './market-params.js';
 import { distance, oracleScore, type PolicyScore, scoreRun } from './market-score.js';
 import { generateMarket } from './market.js';
-import { oracle } from './oracle.js';
+import { fleetOracle } from './oracle.js';
 
 /**
  * The policy evaluator's seeds. `untuned` seeds are for judging only: no policy or evaluator parameter
@@ -103,16 +103,7 @@ export function evaluateSeed(seed: number, hours: number, asStackScale?: number)
       bootH,
     });
   }
-  const orc = oracleScore(
-    oracle(market, {
-      targetRate: F.targetRate.value,
-      maxDph: F.maxDph.value,
-      maxInstances: F.maxInstances.value,
-      minRate: F.minRate.value,
-      bootH,
-      horizonH: hours,
-    }),
-  );
+  const orc = oracleScore(fleetOracle(market, hours));
   return { market, old: score.old!, ours: score.ours!, oracle: orc };
 }
 
