@@ -3,16 +3,15 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { ApplicationFailure } from '@temporalio/common';
-import { MockActivityEnvironment } from '@temporalio/testing';
-import { DefaultLogger } from '@temporalio/worker';
+import type { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type BenchmarkInput, createGpuHostActivities } from '../../activities/gpu-host/activities.js';
+import type { createGpuHostActivities } from '../../activities/gpu-host/activities.js';
+import { type BenchmarkInput } from '../../activities/gpu-host/activities.js';
 import { loadProvingEngine } from '../../activities/gpu-host/cuzk-proto.js';
-import { DaemonSupervisor } from '../../activities/gpu-host/daemon.js';
-import { ProductionRunner } from '../../activities/gpu-host/production.js';
 import { FailureType } from '../../workflows/domain/failures.js';
 import type { BenchmarkReport } from '../../workflows/domain/types.js';
 import { waitUntil } from '../../infra/dev/poll.js';
+import { C1_INPUT, hostActivitiesOver, hostActivityEnv } from '../helpers/host-activities.js';
 
 /**
  * The host's benchmark step as an activity, in-process: MockActivityEnvironment gives it a context
@@ -36,10 +35,7 @@ let dir = '';
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'bench-activity-'));
-  await writeFile(
-    path.join(dir, 'c1.json'),
-    JSON.stringify({ SectorNum: 1, Phase1Out: 'AAAA', SectorSize: 34_359_738_368 }),
-  );
+  await writeFile(path.join(dir, 'c1.json'), C1_INPUT);
   server = new grpc.Server();
   server.addService(loadProvingEngine().service, {
     Prove(call: grpc.ServerUnaryCall<{ submit: { request_id: string } }, unknown>, cb: grpc.sendUnaryData<unknown>) {
@@ -78,10 +74,6 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** An activity context with a 60 s heartbeat timeout; the step's expected failures are not logged. */
-const activityEnv = () =>
-  new MockActivityEnvironment({ heartbeatTimeoutMs: 60_000 }, { logger: new DefaultLogger('ERROR') });
-
 type HostActivities = ReturnType<typeof createGpuHostActivities>;
 
 /** Runs the benchmark step in `env`'s activity context. */
@@ -90,32 +82,15 @@ const prove = (env: MockActivityEnvironment, acts: HostActivities, input: Benchm
 
 /** Fresh host activities over the test's daemon; `stops` counts the supervisor's stop calls. */
 function hostActivities() {
-  const supervisor = new DaemonSupervisor({
-    command: ['true'],
-    listenAddress: address,
-    workDir: dir,
-    paramCacheDir: dir,
-  });
-  const stop = vi.spyOn(supervisor, 'stop').mockResolvedValue(undefined);
-  const acts = createGpuHostActivities({
-    supervisor,
-    production: new ProductionRunner(['true'], path.join(dir, 'production.log')),
-    cuzkAddress: address,
-    paramfetchCommand: ['true'],
-    c1Path: path.join(dir, 'c1.json'),
-    minerId: 1000,
-    workDir: dir,
-    // The fitness probes are not used by these tests.
-    fitness: { nvidiaSmi: ['false'], diskFree: ['false'], diskWrite: ['false'], sampleUrl: null, paramCacheDir: dir },
-  });
-  return { acts, stops: () => stop.mock.calls.length };
+  const { acts, supervisor } = hostActivitiesOver(address, dir);
+  return { acts, stops: () => vi.mocked(supervisor.stop).mock.calls.length };
 }
 
 describe("the host's benchmark step", () => {
   it('proves the whole batch, heartbeating its progress after every proof', async () => {
     plan = () => ({ delayMs: 20, gpuMs: 60_000 });
     const { acts } = hostActivities();
-    const env = activityEnv();
+    const env = hostActivityEnv();
     const beats: Array<{ completed: number; requested: number }> = [];
     env.on('heartbeat', (d: { completed: number; requested: number }) => beats.push(d));
     const report = await prove(env, acts, { count: 6, concurrency: 2, proofDeadlineSec: 10 });
@@ -130,7 +105,7 @@ describe("the host's benchmark step", () => {
   it('stops the daemon when the workflow cancels (its timer fired) and hands back the partial batch', async () => {
     plan = () => ({ delayMs: 300, gpuMs: 60_000 });
     const { acts, stops } = hostActivities();
-    const env = activityEnv();
+    const env = hostActivityEnv();
     let completed = 0;
     env.on('heartbeat', (d: { completed?: number }) => (completed = Math.max(completed, d.completed ?? 0)));
     const running = prove(env, acts, { count: 12, concurrency: 1, proofDeadlineSec: 10 });
@@ -148,7 +123,7 @@ describe("the host's benchmark step", () => {
     // 6 min of GPU time per proof on 1 GPU: at most 10 proofs/h, far under 29.
     plan = () => ({ delayMs: 20, gpuMs: 360_000 });
     const { acts, stops } = hostActivities();
-    const env = activityEnv();
+    const env = hostActivityEnv();
     const report = await prove(env, acts, {
       count: 12,
       concurrency: 1,
@@ -172,7 +147,7 @@ describe("the host's benchmark step", () => {
     // 1 min of GPU time on 1 GPU: a 60 proofs/h ceiling; the pace bound is wall-clock and fast here.
     plan = () => ({ delayMs: 20, gpuMs: 60_000 });
     const { acts, stops } = hostActivities();
-    const report = await prove(activityEnv(), acts, {
+    const report = await prove(hostActivityEnv(), acts, {
       count: 4,
       concurrency: 1,
       proofDeadlineSec: 10,
@@ -187,7 +162,7 @@ describe("the host's benchmark step", () => {
     plan = (i) => ({ delayMs: 20, gpuMs: 60_000, status: i === 2 ? 'FAILED' : 'COMPLETED' });
     proofs = 0;
     const { acts } = hostActivities();
-    const err = await prove(activityEnv(), acts, { count: 6, concurrency: 1, proofDeadlineSec: 10 }).then(
+    const err = await prove(hostActivityEnv(), acts, { count: 6, concurrency: 1, proofDeadlineSec: 10 }).then(
       () => null,
       (e: unknown) => e,
     );
