@@ -2,7 +2,6 @@ import {
   ApplicationFailure,
   ChildWorkflowFailure,
   ParentClosePolicy,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   sleep,
@@ -40,8 +39,6 @@ import type { LifecycleRequest, OfferFacts } from './domain/types.js';
 const vast = proxyActivities<VastActivities>(vastApiOptions);
 const temporal = proxyActivities<TemporalActivities>(temporalVisibilityOptions);
 const store = proxyLocalActivities<StoreActivities>(storeOptions);
-/** patched() id of letting machines rest after inconclusive verdicts (bounded retries). */
-export const RESTING_MACHINES_PATCH = 'rest-machines-after-inconclusive';
 
 /** vast-cli's default search filters; the backend ignores `rented`, so it is not sent. */
 
@@ -107,12 +104,10 @@ export async function fleetScaler(input: FleetScalerInput): Promise<FleetScalerR
     mix ? vast.searchOffers(offerQuery(input.filter, diskGb, 'bid')) : Promise.resolve(null),
   ]);
   const offers = offersOf(search);
-  const resting = patched(RESTING_MACHINES_PATCH)
-    ? await store.restingMachines({
-        windowSec: input.inconclusiveWindowSec ?? DEFAULT_INCONCLUSIVE_WINDOW_SEC,
-        retries: input.inconclusiveRetries ?? DEFAULT_INCONCLUSIVE_RETRIES,
-      })
-    : [];
+  const resting = await store.restingMachines({
+    windowSec: input.inconclusiveWindowSec ?? DEFAULT_INCONCLUSIVE_WINDOW_SEC,
+    retries: input.inconclusiveRetries ?? DEFAULT_INCONCLUSIVE_RETRIES,
+  });
   const { promoted, inFlight } = fleetFigures(rented, running);
   const busyOffers = new Set(rented.map((r) => r.offerId));
   let ranked = rankForRun(offers, rented, perf, [...bad, ...resting], input.minRate);

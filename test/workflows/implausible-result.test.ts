@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLAIMS_CHECK_PATCH } from '../../workflows/lifecycle/claims-check.js';
 import { expectCleanedUp, expectKilled } from '../helpers/expect-kill.js';
 import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
-import { historyText } from '../helpers/history-text.js';
 import { simOffer } from '../helpers/offers.js';
 
 /** Test-side patience for a loaded machine: the verdict is what is judged here, not the pace of setup. */
@@ -60,9 +58,6 @@ describe('claims checked: a host reporting what its GPUs cannot do is killed, no
     expect(k.details.rate as number).toBeGreaterThan(14_400);
     expect(k.details.timings).toHaveLength(6);
     expectCleanedUp(env, fast.id);
-    // The check is versioned: lifecycles recorded before it replay unchanged.
-    const history = historyText(await env.client.workflow.getHandle(k.workflowId).fetchHistory());
-    expect(history).toContain(CLAIMS_CHECK_PATCH);
   });
 
   it('kills a host whose proof timings are identical to the millisecond', async () => {

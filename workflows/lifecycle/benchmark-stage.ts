@@ -1,4 +1,3 @@
-import { patched } from '@temporalio/workflow';
 import { realReport } from '../domain/policy/clock.js';
 import type { BenchmarkPlan } from '../domain/policy/concurrency.js';
 import { benchRate, type Standing } from '../domain/policy/early-promote-plan.js';
@@ -7,16 +6,12 @@ import { batchFor, benchmarkAgainstTimer } from './benchmark.js';
 import type { HostSteps } from './host-steps.js';
 import type { Journal } from './journal.js';
 
-/** patched() id of reading the machine's standing (probation) before the benchmark; early promote rides with it. */
-export const VERDICTS_PATCH = 'early-promote-and-probation';
-
 /**
  * The machine's standing decides early promote; a machine back from an expired mark is on probation (its
  * whole batch). A store that does not answer within its first round gives the conservative choice, the
  * same as probation, with why in the benchmark's event and the read's failure in history.
  */
 async function readStanding(journal: Journal, inst: RentedInstance): Promise<{ standing: Standing; unread?: string }> {
-  if (!patched(VERDICTS_PATCH)) return { standing: 'good' };
   return journal.machineStanding(inst.offer.machineId);
 }
 

@@ -1,11 +1,8 @@
-import { type ApplicationFailure, patched } from '@temporalio/workflow';
+import type { ApplicationFailure } from '@temporalio/workflow';
 import { killFailure } from '../classify.js';
 import { FailureType } from '../domain/failures.js';
 import { describeImplausible, implausibleEvidence } from '../domain/policy/claims.js';
 import type { ProofTiming, RentedInstance } from '../domain/types.js';
-
-/** patched() id of the claims check: lifecycles recorded before it judge (and replay) without it. */
-export const CLAIMS_CHECK_PATCH = 'claims-checked';
 
 /**
  * The host's self-reported rate and timings, checked against what its GPUs can do
@@ -29,8 +26,7 @@ export function implausibleClaim(
     timings,
     clockScale,
   });
-  // Asked only when there is a finding, so honest lifecycles' histories carry no marker.
-  if (evidence === null || !patched(CLAIMS_CHECK_PATCH)) return null;
+  if (evidence === null) return null;
   return killFailure(FailureType.ImplausibleResult, `${where}: ${describeImplausible(evidence)}`, {
     ...evidence,
     where,

@@ -1,13 +1,9 @@
-import { patched } from '@temporalio/workflow';
 import { killFailure } from '../classify.js';
 import { FailureType } from '../domain/failures.js';
 import { judgeFitness } from '../domain/policy/fitness.js';
 import type { LifecycleInput, OfferFacts } from '../domain/types.js';
 import type { HostSteps } from './host-steps.js';
 import type { Journal } from './journal.js';
-
-/** patched() id of the fitness gate and the bench-input step between waiting_running and paramfetch. */
-export const FITNESS_GATE_PATCH = 'fitness-gate-before-paramfetch';
 
 /**
  * The host's first steps: measure it in seconds and judge it against the offer, then make sure the
@@ -22,7 +18,7 @@ export async function fitnessGate(
   journal: Journal,
   host: HostSteps,
 ): Promise<void> {
-  if (!input.fitness.enabled || !patched(FITNESS_GATE_PATCH)) return;
+  if (!input.fitness.enabled) return;
   const p = input.fitness;
   await journal.enter('fitness', input.timeouts.hostConnectSec);
   const measured = await host.checkFitness({

@@ -2,7 +2,6 @@ import {
   ActivityFailure,
   CancellationScope,
   isCancellation,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -25,9 +24,6 @@ import type { BenchmarkReport, LifecycleInput, LifecycleStatus, RentedInstance, 
 import { lifecycleView } from '../ui/lifecycle-view.js';
 import { storeSummary } from '../ui/summaries.js';
 import { summarized } from '../ui/summarized.js';
-
-/** patched() id of recording stage changes as (summarised) activities, so the UI's timeline names each stage. */
-export const STAGE_ACTIVITY_PATCH = 'stage-changes-as-activities';
 
 export interface LifecycleIds {
   rentalKey: string;
@@ -225,9 +221,8 @@ export class Journal {
 
   /** A stage change's event: in the UI's timeline as `recordEvent • stage → benchmark`. */
   private stageEvent(stage: Stage, details?: Record<string, unknown>, at = new Date().toISOString()) {
-    const store = patched(STAGE_ACTIVITY_PATCH) ? this.stageStore : this.store;
     return this.later(
-      store.recordEvent({ ...this.ids, seq: ++this.seqNo, stage, message: `entered ${stage}`, details, at }),
+      this.stageStore.recordEvent({ ...this.ids, seq: ++this.seqNo, stage, message: `entered ${stage}`, details, at }),
     );
   }
 

@@ -1,4 +1,4 @@
-import { makeContinueAsNewFunc, patched, proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
+import { makeContinueAsNewFunc, proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
 import type { VastActivities } from '../../activities/vast/activities.js';
 import { vastApiOptions } from '../activity-options.js';
 import { fromCall, killFailure } from '../classify.js';
@@ -15,11 +15,6 @@ import { vastSummary } from '../ui/summaries.js';
 import { summarized } from '../ui/summarized.js';
 import { bidCeilingDph, watchBid } from './preemption.js';
 import type { Journal } from './journal.js';
-
-/** patched() id: a watched rental's price move is recorded (store row, DollarsPerHour); older runs replay without. */
-export const PRICE_MOVES_PATCH = 'price-moves-recorded';
-/** patched() id: a watched host is retired before its token expires; older runs replay without. */
-export const HOST_TOKEN_RETIRE_PATCH = 'host-token-retired';
 
 const vast = summarized(proxyActivities<VastActivities>(vastApiOptions), vastSummary);
 
@@ -91,7 +86,7 @@ export async function watchPromoted(
     const billed = journal.cost.ledger()?.dph;
     await watchBid(inst, vastState, journal.status.stage);
     checkVast(journal, input, inst, limits(input, inst).maxDph, state, vastState);
-    if (journal.cost.ledger()?.dph !== billed && patched(PRICE_MOVES_PATCH)) await journal.priceMoved(inst);
+    if (journal.cost.ledger()?.dph !== billed ) await journal.priceMoved(inst);
     const rate = windowRate(w, state, sample, input.timeScale);
     if (rate === null) continue;
     const implausible = implausibleClaim(inst, rate, [], 'production', input.timeScale);
@@ -122,7 +117,7 @@ export async function watchPromoted(
  */
 function retireBeforeTokenExpiry(inst: RentedInstance, intervalSec: number): void {
   const retireAtMs = hostTokenRetireAtMs(inst.hostTokenExpiresAt, intervalSec);
-  if (retireAtMs === null || Date.now() < retireAtMs || !patched(HOST_TOKEN_RETIRE_PATCH)) return;
+  if (retireAtMs === null || Date.now() < retireAtMs) return;
   throw killFailure(
     FailureType.HostTokenExpiring,
     `the host's token expires at ${inst.hostTokenExpiresAt}: retired before the host loses its queue ` +
