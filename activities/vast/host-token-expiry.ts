@@ -1,5 +1,5 @@
 import { log } from '@temporalio/activity';
-import { readHostToken } from '../../workers/setup/host-token.js';
+import { readHostToken } from './host-token.js';
 import type { RentedInstance } from '../../workflows/domain/types.js';
 import type { Instance } from './schemas.js';
 

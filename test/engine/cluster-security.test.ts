@@ -7,7 +7,7 @@ import { Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectPromoted } from '../helpers/expect-promoted.js';
-import { mintHostToken } from '../../workers/setup/host-token.js';
+import { mintHostToken } from '../../activities/vast/host-token.js';
 import { connectionOptions } from '../../workers/setup/temporal-connection.js';
 import { CONTROL_TASK_QUEUE } from '../../workflows/domain/task-queues.js';
 import { instanceLifecycle } from '../../workflows/index.js';

@@ -11,7 +11,7 @@ import {
   hostTokenFromConfig,
   loadConfig,
 } from '../../workers/setup/config.js';
-import { mintHostToken, verifyHostToken } from '../../workers/setup/host-token.js';
+import { mintHostToken, verifyHostToken } from '../../activities/vast/host-token.js';
 import { hostTaskQueue } from '../../workflows/domain/task-queues.js';
 import type { RentedInstance } from '../../workflows/domain/types.js';
 import { simOffer } from '../helpers/offers.js';

@@ -6,7 +6,7 @@ import {
   mintHostToken,
   readHostToken,
   verifyHostToken,
-} from '../../workers/setup/host-token.js';
+} from '../../activities/vast/host-token.js';
 
 /** The vectors the Go claim mapper passes too (infra/temporal/server/hostauth, `go test`). */
 const Vectors = z.object({

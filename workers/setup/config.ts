@@ -6,7 +6,7 @@ import {
   hostTokenMinter,
   readHostToken,
   type Rental,
-} from './host-token.js';
+} from '../../activities/vast/host-token.js';
 import { TemporalSecuritySchema } from './temporal-connection.js';
 
 const jsonArgv = z.string().transform((s, ctx) => {

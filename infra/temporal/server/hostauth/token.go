@@ -41,7 +41,7 @@ func (h HostToken) Queue() string { return "host/" + h.Label }
 var b64 = base64.RawURLEncoding.Strict()
 
 // Mint returns gfh1.<base64url(namespace \n label \n workflowId \n expiry unix s)>.<base64url(tag)>, the
-// tag being HMAC-SHA256(key, everything before the last dot), truncated. workers/setup/host-token.ts
+// tag being HMAC-SHA256(key, everything before the last dot), truncated. activities/vast/host-token.ts
 // mints the same bytes (testdata/token-vectors.json holds both sides to one answer).
 func Mint(key []byte, h HostToken) (string, error) {
 	fields := []struct{ name, v string }{{"namespace", h.Namespace}, {"label", h.Label}, {"workflow id", h.WorkflowID}}

@@ -115,7 +115,7 @@ func writeVectors(t *testing.T) {
 		vector{Name: "tag spelled with unused bits set", Token: respell(good), Error: "signature"},
 	)
 	out, _ := json.MarshalIndent(vectorFile{
-		Comment: "Host token test vectors shared by infra/temporal/server/hostauth (Go) and workers/setup/host-token.ts (TypeScript). Regenerate: UPDATE_VECTORS=1 go test ./hostauth",
+		Comment: "Host token test vectors shared by infra/temporal/server/hostauth (Go) and activities/vast/host-token.ts (TypeScript). Regenerate: UPDATE_VECTORS=1 go test ./hostauth",
 		Key:     key, Now: now.Unix(), Vectors: vs,
 	}, "", "  ")
 	if err := os.WriteFile(vectorsPath, append(out, '\n'), 0o644); err != nil {
