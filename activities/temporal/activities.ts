@@ -1,10 +1,10 @@
 import type { Client } from '@temporalio/client';
 import { instanceLabel, LIFECYCLE_WORKFLOW_TYPE, rentalKey } from '../../workflows/domain/task-queues.js';
 
-/** A running lifecycle and the keys its rental may have (the second: runs from before rental keys). */
+/** A running lifecycle and its rental's key. */
 export interface RunningRental {
   workflowId: string;
-  rentalKeys: [current: string, legacy: string];
+  rentalKey: string;
 }
 
 /** Reads Temporal's own visibility: the truth about which lifecycles are running. */
@@ -51,8 +51,7 @@ export function createTemporalActivities({ client }: { client: Client }) {
         );
         for (const r of batch) {
           // Closed between the list and the describe: no longer running.
-          if (r)
-            rentals.push({ workflowId: r.workflowId, rentalKeys: [rentalKey(r.workflowId, r.first), r.workflowId] });
+          if (r) rentals.push({ workflowId: r.workflowId, rentalKey: rentalKey(r.workflowId, r.first) });
         }
       }
       return rentals;
@@ -66,7 +65,7 @@ export function createTemporalActivities({ client }: { client: Client }) {
       const first = await runningFirstRunId(workflowId);
       if (first === null) return false;
       if (label === undefined) return true;
-      return label === instanceLabel(rentalKey(workflowId, first)) || label === instanceLabel(workflowId);
+      return label === instanceLabel(rentalKey(workflowId, first));
     },
   };
 }

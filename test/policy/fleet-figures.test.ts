@@ -19,7 +19,7 @@ describe('fleet figures count each rental once', () => {
     // The first rental's lifecycle was terminated without a verdict; the second runs on the same id.
     const now = fleetFigures(
       [row({ rentalKey: first, dphTotal: 0.5 }), row({ rentalKey: second, dphTotal: 0.7 })],
-      [{ workflowId: wid, rentalKeys: [second, wid] }],
+      [{ workflowId: wid, rentalKey: second }],
     );
     expect(now).toEqual({ promoted: [], inFlight: [{ dph: 0.7, predictedRate: null }] });
   });
@@ -27,7 +27,7 @@ describe('fleet figures count each rental once', () => {
   it('a promoted rental counts its rate and price once, whether or not its lifecycle continued as new', () => {
     const now = fleetFigures(
       [row({ rentalKey: first, outcome: 'promoted', benchRate: 40, dphTotal: 0.5 })],
-      [{ workflowId: wid, rentalKeys: [first, wid] }],
+      [{ workflowId: wid, rentalKey: first }],
     );
     expect(now).toEqual({ promoted: [{ rate: 40, dph: 0.5 }], inFlight: [] });
   });
@@ -35,19 +35,10 @@ describe('fleet figures count each rental once', () => {
   it('a running lifecycle whose rental has no row yet takes a benchmark slot, even if its id has older rows', () => {
     const now = fleetFigures(
       [row({ rentalKey: first, outcome: 'promoted', benchRate: 40 })],
-      [{ workflowId: wid, rentalKeys: [second, wid] }],
+      [{ workflowId: wid, rentalKey: second }],
     );
     expect(now.inFlight).toEqual([{ dph: 0, predictedRate: null }]);
     expect(now.promoted).toHaveLength(1);
-  });
-
-  it('rows from before rental keys match their lifecycle by workflow id', () => {
-    const legacy = 'instance-offer-42-1';
-    const now = fleetFigures(
-      [row({ rentalKey: legacy, workflowId: legacy, dphTotal: 0.3 })],
-      [{ workflowId: legacy, rentalKeys: [rentalKey(legacy, 'run-z'), legacy] }],
-    );
-    expect(now.inFlight).toEqual([{ dph: 0.3, predictedRate: null }]);
   });
 });
 

@@ -32,7 +32,7 @@ export const SCALER_INTERVAL_SEC = 300;
 export function oursTick(w: EvalWorld): void {
   const now = w.q.now;
   const rows = w.store.rented();
-  const running = w.running().map((r) => ({ workflowId: r.key, rentalKeys: [r.key] }));
+  const running = w.running().map((r) => ({ workflowId: r.key, rentalKey: r.key }));
   const { promoted, inFlight } = fleetFigures(rows, running);
   const bad = w.store.badMachines(now);
   const resting = w.store.resting(now, DEFAULT_INCONCLUSIVE_WINDOW_SEC, DEFAULT_INCONCLUSIVE_RETRIES);

@@ -2,8 +2,7 @@ import type { FleetNow, FleetTarget } from './offer-ranking.js';
 
 /** A store row of a rental still rented (promoted, or no verdict yet). */
 export interface OpenRentalRow {
-  /** Absent only in rows a scaler history recorded before rental keys, whose key was the workflow id. */
-  rentalKey?: string;
+  rentalKey: string;
   workflowId: string;
   outcome: string | null;
   benchRate: number | null;
@@ -12,10 +11,10 @@ export interface OpenRentalRow {
   bidDph?: number | null;
 }
 
-/** A running lifecycle and the keys its rental may have (its own, and the pre-rental-key one). */
-export interface RunningRentalKeys {
+/** A running lifecycle and its rental's key. */
+export interface RunningRentalKey {
   workflowId: string;
-  rentalKeys: readonly string[];
+  rentalKey: string;
 }
 
 /**
@@ -25,10 +24,9 @@ export interface RunningRentalKeys {
  * lifecycle runs (a row left by a terminated lifecycle is the reconciler's); a running lifecycle that has
  * not written its row yet still takes a benchmark slot.
  */
-export function fleetFigures(rows: readonly OpenRentalRow[], running: readonly RunningRentalKeys[]): FleetNow {
-  const keyOf = (r: OpenRentalRow) => r.rentalKey ?? r.workflowId;
-  const runningKeys = new Set(running.flatMap((r) => r.rentalKeys));
-  const rowKeys = new Set(rows.map(keyOf));
+export function fleetFigures(rows: readonly OpenRentalRow[], running: readonly RunningRentalKey[]): FleetNow {
+  const runningKeys = new Set(running.map((r) => r.rentalKey));
+  const rowKeys = new Set(rows.map((r) => r.rentalKey));
   const kind = (r: OpenRentalRow) => (r.bidDph !== null && r.bidDph !== undefined ? { interruptible: true } : {});
   return {
     promoted: rows
@@ -36,9 +34,9 @@ export function fleetFigures(rows: readonly OpenRentalRow[], running: readonly R
       .map((r) => ({ rate: r.benchRate ?? 0, dph: r.dphTotal ?? 0, ...kind(r) })),
     inFlight: [
       ...rows
-        .filter((r) => r.outcome === null && runningKeys.has(keyOf(r)))
+        .filter((r) => r.outcome === null && runningKeys.has(r.rentalKey))
         .map((r) => ({ dph: r.dphTotal ?? 0, predictedRate: null, ...kind(r) })),
-      ...running.filter((r) => !r.rentalKeys.some((k) => rowKeys.has(k))).map(() => ({ dph: 0, predictedRate: null })),
+      ...running.filter((r) => !rowKeys.has(r.rentalKey)).map(() => ({ dph: 0, predictedRate: null })),
     ],
   };
 }
