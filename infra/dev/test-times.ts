@@ -14,6 +14,8 @@ const Report = z.object({
   numPassedTests: z.number(),
   numFailedTests: z.number(),
   numPendingTests: z.number().default(0),
+  /** False also when no test failed: a file that failed to load or a hook, or an error outside any test. */
+  success: z.boolean().default(true),
   /** When the run started (ms); with the last file's end, the tier's wall time. */
   startTime: z.number(),
   testResults: z.array(
@@ -22,6 +24,8 @@ const Report = z.object({
       status: z.string(),
       startTime: z.number(),
       endTime: z.number(),
+      /** Why the file failed as a whole (a beforeAll that threw, an import that failed). */
+      message: z.string().default(''),
     }),
   ),
 });
@@ -54,10 +58,29 @@ export function table(rows: FileTime[]): string {
   ].join('\n');
 }
 
+/**
+ * What failed, for the end of the CI output (which is what a reader of a long run sees first): each file
+ * that did not pass, with its own message, and a tier that failed with no failed file (an error outside
+ * every test, which vitest prints in the tier's log under "Unhandled Errors").
+ */
+export function failures(tier: string, report: Report, root: string): string[] {
+  const lines = report.testResults
+    .filter((r) => r.status === 'failed')
+    .map((r) => {
+      const why = r.message.replace(/\s+/g, ' ').trim().slice(0, 300);
+      return `${tier}: FAILED ${path.relative(root, r.name)}${why ? ` — ${why}` : ''}`;
+    });
+  if (!report.success && lines.length === 0 && report.numFailedTests === 0) {
+    lines.push(`${tier}: failed with every test passed or skipped: an error outside the tests (see its log)`);
+  }
+  return lines;
+}
+
 function main(args: string[]): void {
   const root = process.cwd();
   const rows: FileTime[] = [];
   const summaries: string[] = [];
+  const failed: string[] = [];
   for (const arg of args) {
     const [tier, file] = arg.split('=');
     if (!tier || !file) throw new Error(`expected tier=report.json, got '${arg}'`);
@@ -67,6 +90,7 @@ function main(args: string[]): void {
     }
     const report = Report.parse(JSON.parse(readFileSync(file, 'utf8')));
     rows.push(...fileTimes(tier, report, root));
+    failed.push(...failures(tier, report, root));
     const lastEnd = Math.max(report.startTime, ...report.testResults.map((r) => r.endTime));
     summaries.push(
       `${tier}: ${report.testResults.length} files, Tests ${report.numPassedTests} passed, ` +
@@ -78,6 +102,7 @@ function main(args: string[]): void {
   console.log(table(rows));
   console.log('');
   for (const s of summaries) console.log(s);
+  for (const f of failed) console.log(f);
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {

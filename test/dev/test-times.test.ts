@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fileTimes, table } from '../../infra/dev/test-times.js';
+import { failures, fileTimes, table } from '../../infra/dev/test-times.js';
 
 describe("CI's per-file time table", () => {
   const report = {
@@ -7,10 +7,11 @@ describe("CI's per-file time table", () => {
     numPassedTests: 2,
     numFailedTests: 1,
     numPendingTests: 0,
+    success: false,
     startTime: 1_000,
     testResults: [
-      { name: '/repo/test/a.test.ts', status: 'passed', startTime: 1_000, endTime: 3_500 },
-      { name: '/repo/test/b.test.ts', status: 'failed', startTime: 1_000, endTime: 61_000 },
+      { name: '/repo/test/a.test.ts', status: 'passed', startTime: 1_000, endTime: 3_500, message: '' },
+      { name: '/repo/test/b.test.ts', status: 'failed', startTime: 1_000, endTime: 61_000, message: '' },
     ],
   };
 
@@ -34,5 +35,32 @@ describe("CI's per-file time table", () => {
       'test/a.test.ts',
     ]);
     expect(lines[1]).toMatch(/test\/b\.test\.ts\s+e2e\s+60\.0\s+failed/);
+  });
+});
+
+describe("CI's failure lines", () => {
+  const base = { numTotalTests: 1, numPassedTests: 0, numFailedTests: 0, numPendingTests: 1, startTime: 0 };
+
+  it('names a file that failed as a whole, with its message on one line', () => {
+    const report = {
+      ...base,
+      success: false,
+      testResults: [
+        { name: '/repo/test/a.test.ts', status: 'failed', startTime: 0, endTime: 1, message: 'beforeAll\n  timed out' },
+        { name: '/repo/test/b.test.ts', status: 'passed', startTime: 0, endTime: 1, message: '' },
+      ],
+    };
+    expect(failures('e2e', report, '/repo')).toEqual(['e2e: FAILED test/a.test.ts — beforeAll timed out']);
+  });
+
+  it('says so when a tier failed with no failed file', () => {
+    const report = { ...base, success: false, testResults: [] };
+    expect(failures('e2e', report, '/repo')).toEqual([
+      'e2e: failed with every test passed or skipped: an error outside the tests (see its log)',
+    ]);
+  });
+
+  it('says nothing of a tier that passed', () => {
+    expect(failures('fast', { ...base, success: true, testResults: [] }, '/repo')).toEqual([]);
   });
 });
