@@ -11,8 +11,5 @@ export const lifecycleStatusQuery = defineQuery<LifecycleStatus>('status');
  */
 export const promoteOverrideUpdate = defineUpdate<PromoteAnswer, [PromoteOverride]>('promote');
 
-/** The same override as a fire-and-forget Signal, still honoured for clients from before the Update. */
-export const promoteOverrideSignal = defineSignal<[PromoteOverride]>('promoteOverride');
-
 /** The host's benchmark reports each finished proof, so the lifecycle's details show progress live. */
 export const benchmarkProgressSignal = defineSignal<[BenchmarkProgressReport]>('benchmarkProgress');

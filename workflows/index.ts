@@ -5,4 +5,4 @@ export { fleetScaler } from './fleet-scaler.js';
 export { orphanReconciler } from './orphan-reconciler.js';
 export { fleetReport } from './fleet-report.js';
 export { lifecycleLogs, machineAdmin, machinesReport, offerCheck, offerReport } from './fleet-admin.js';
-export { benchmarkProgressSignal, promoteOverrideSignal, promoteOverrideUpdate } from './definitions.js';
+export { benchmarkProgressSignal, promoteOverrideUpdate } from './definitions.js';

@@ -1,7 +1,7 @@
 import { Context, sleep } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lifecycleStatusQuery, promoteOverrideSignal } from '../../workflows/definitions.js';
+import { lifecycleStatusQuery, promoteOverrideUpdate } from '../../workflows/definitions.js';
 import { FailureType } from '../../workflows/domain/failures.js';
 import {
   hostFailure,
@@ -200,7 +200,7 @@ describe.concurrent('the lifecycle decides, with every activity a stub', () => {
     await until('the batch', () => run.count('runBenchmark') === 1);
     await env.client.workflow
       .getHandle(run.workflowId)
-      .signal(promoteOverrideSignal, { operator: 'ops', reason: 'known good machine' });
+      .executeUpdate(promoteOverrideUpdate, { args: [{ operator: 'ops', reason: 'known good machine' }] });
     released = true;
     await cancelPromoted(run);
     // warmup, restart with full partition workers, and again after the early stop stopped the daemon.

@@ -1,7 +1,7 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { promoteOverrideSignal } from '../../workflows/definitions.js';
+import { promoteOverrideUpdate } from '../../workflows/definitions.js';
 import { instanceLifecycle, lifecycleStatusQuery } from '../../workflows/index.js';
 import { API_KEY, fastRequest, type FleetEnv, METRICS_URL, startFleetEnv } from '../helpers/fleet-env.js';
 import { expectKilled } from '../helpers/expect-kill.js';
@@ -124,7 +124,9 @@ describe('instanceLifecycle outcomes', () => {
       args: [fastRequest(overridden.id, { minRate: MIN_RATE, timeouts: { benchmarkSec: 120, proofDeadlineSec: 60 } })],
       workflowExecutionTimeout: '5 minutes',
     });
-    await handle.signal(promoteOverrideSignal, { operator: 'alice', reason: 'only 3090 in the region' });
+    await handle.executeUpdate(promoteOverrideUpdate, {
+      args: [{ operator: 'alice', reason: 'only 3090 in the region' }],
+    });
     await expectPromoted(env.client, id);
     // As above: the stage turns promoted first, its record follows (on a loaded server, after the query).
     expect(await waitForPromotionRecorded(env.client, env.pool, id)).toMatchObject({

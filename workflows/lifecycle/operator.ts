@@ -1,5 +1,5 @@
 import { setHandler } from '@temporalio/workflow';
-import { benchmarkProgressSignal, promoteOverrideSignal, promoteOverrideUpdate } from '../definitions.js';
+import { benchmarkProgressSignal, promoteOverrideUpdate } from '../definitions.js';
 import { promoteAnswer, promoteRefusal } from '../promote-override.js';
 import type { Journal } from './journal.js';
 import type { PromoteOverride } from './verdict.js';
@@ -24,8 +24,4 @@ export function answerOperators(journal: Journal, override: { promote: PromoteOv
       },
     },
   );
-  // The same as a Signal, for clients from before the Update: honoured before the verdict only.
-  setHandler(promoteOverrideSignal, (o) => {
-    if (promoteRefusal(journal.status, o) === null) override.promote = o;
-  });
 }
