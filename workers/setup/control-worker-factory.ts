@@ -41,7 +41,6 @@ export async function createControlWorker(
         hostEnv,
         ...(hostToken ? { hostToken } : {}),
         pollIntervalMs: cfg.VAST_POLL_INTERVAL_MS,
-        clockScale: cfg.SIM_TIME_SCALE ?? 1,
       }),
       ...createStoreActivities({ pool }),
       ...createTemporalActivities({ client: opts.client }),
