@@ -68,7 +68,9 @@ export async function rentOffer(deps: VastActivityDeps, input: RentOfferInput): 
     });
   const creation: Creation = { input, offer, env, create, reread };
   try {
-    return input.bid ? await rentInterruptible(deps.vast, creation, input.bid) : await rentOnDemand(deps.vast, creation);
+    return input.bid
+      ? await rentInterruptible(deps.vast, creation, input.bid)
+      : await rentOnDemand(deps.vast, creation);
   } catch (err) {
     // The bid's own verdicts (BidTooLow, OfferUnavailable, no min_bid) are final; anything else may have made one.
     if (input.bid && err instanceof ApplicationFailure) throw err;
