@@ -71,11 +71,8 @@ export default tseslint.config(
         {
           patterns: [
             ...sandbox,
-            {
-              group: ['../activities/*', '../activities/**'],
-              allowTypeImports: true,
-              message: 'import activities as types only',
-            },
+            // At any depth under workflows/ (../activities, ../../activities, ...).
+            { regex: '^(\\.\\./)+activities/', allowTypeImports: true, message: 'import activities as types only' },
             harness,
           ],
         },
@@ -93,8 +90,28 @@ export default tseslint.config(
   },
   {
     // workflows/ has its own list above, which includes the harness (a later entry would replace it).
-    files: ['activities/**/*.ts', 'workers/**/*.ts'],
+    files: ['workers/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [harness] }] },
+  },
+  {
+    // Workers wire activities up; an activity that imported a worker module would climb back up.
+    files: ['activities/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            harness,
+            { regex: '^(\\.\\./)+workers(/|$)', message: 'activities/ never imports workers/: move the code down' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Small functions with one job; counted as ESLint does by default (blank lines and comments included).
+    files: ['workflows/**/*.ts', 'activities/**/*.ts', 'workers/**/*.ts'],
+    rules: { 'max-lines-per-function': ['error', { max: 80 }] },
   },
   { files: ['**/*.mjs'], ...tseslint.configs.disableTypeChecked },
 );
