@@ -26,7 +26,7 @@ const timing = (p: SimulatedProof): ProofTiming => ({
 });
 
 /**
- * One batch as the host runs it (activities/gpu-host/activities.ts runBenchmark: after each completion
+ * One batch as the host runs it (activities/gpu-host/benchmark.ts runBenchmark: after each completion
  * early stop is asked, then early promote) against the workflow's timer, proof times from the simulator's
  * timing model, the daemon's crash fault counted as the engine counts it (completions since its start,
  * the post-restart warm-up's included). The verdict is the workflow's own `judge`.

@@ -35,7 +35,7 @@ export function searchMarket(
     .map((row) => byRow.get(row)!);
 }
 
-/** An offer as the scaler's search activity hands it over (activities/vast/activities.ts). */
+/** An offer as the scaler's search activity hands it over (activities/vast/search.ts). */
 export function candidate(m: MarketOffer): OfferCandidate {
   return {
     offerId: m.offer.id,
