@@ -6,8 +6,8 @@ import { type GpuHostDeps, gpuHost, type StepInput } from './host.js';
 import { checkFitness, ensureBenchInput, inspectHost, paramfetch } from './preparation.js';
 import { collectDiagnostics, sampleDaemon, startProduction } from './production-steps.js';
 
+// What the workflows name from here besides the activities.
 export type { BenchmarkInput } from './benchmark.js';
-export type { GpuHostDeps } from './host.js';
 
 /**
  * Activities that run on the rented machine itself, on its own task queue, each a function of the host

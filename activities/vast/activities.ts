@@ -5,11 +5,10 @@ import { type RentOfferInput, rentOffer } from './rent.js';
 import { listFleetInstances, searchOffers } from './search.js';
 import { changeBid, instanceState } from './watch.js';
 
-export type { AwaitRunningInput } from './await-running.js';
-export type { VastActivityDeps } from './deps.js';
-export { factsFromInstance, offerFacts, ramShareMb } from './offer-facts.js';
+// What the workflows and tests name from here besides the activities.
+export { factsFromInstance, offerFacts } from './offer-facts.js';
 export type { RentOfferInput } from './rent.js';
-export type { FleetInstance, OfferSearchResult } from './search.js';
+export type { OfferSearchResult } from './search.js';
 
 /**
  * The control worker's Vast activities, each a function of these deps and its input (the files beside
