@@ -1,3 +1,4 @@
+import { PRICED_OUT } from '../../workflows/domain/policy/keep-by-dollar.js';
 import type { DayRun, Rental } from './market-day.js';
 import type { MarketOffer } from './market.js';
 import type { OracleResult } from './oracle.js';
@@ -95,7 +96,9 @@ export function scoreRun(run: DayRun, market: MarketOffer[], o: ScoreOptions): P
       if (firstOfModel) spend.exploration += paid(runH, endH);
       else spend.killed += paid(runH, endH);
     } else spend.idle += paid(runH, endH);
-    if (r.outcome === 'killed' && r.failureType !== 'OfferUnavailable') {
+    // A taken offer is the market's doing; a host priced out (keep by the dollar, rebalancing) is a choice
+    // made on its measured rate and price, not a verdict on its health: neither is a healthy host killed.
+    if (r.outcome === 'killed' && r.failureType !== 'OfferUnavailable' && r.failureType !== PRICED_OUT) {
       const age = endH - runH;
       const healthyThen = !m.fatal && m.trueRate >= o.minRate && rateAt(m, age, o.bootH) >= o.minRate;
       if (healthyThen) healthyKilled++;

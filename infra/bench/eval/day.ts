@@ -1,6 +1,7 @@
 import { planBenchmark } from '../../../workflows/domain/policy/concurrency.js';
 import { withDefaults } from '../../../workflows/domain/policy/defaults.js';
 import type { FailureType } from '../../../workflows/domain/failures.js';
+import { keepByDollar, PRICED_OUT } from '../../../workflows/domain/policy/keep-by-dollar.js';
 import type { LifecycleInput, LifecycleRequest } from '../../../workflows/domain/types.js';
 import type { DayRun, Rental, RunPolicy } from '../market-day.js';
 import { MARKET_PARAMS } from '../market-params.js';
@@ -25,9 +26,12 @@ export interface EvalRental {
   benchmarkAtSec: number | null;
   endedAtSec: number | null;
   destroyedAtSec: number | null;
-  failureType: FailureType | null;
+  failureType: EndingType | null;
   benchRate: number | null;
 }
+
+/** How a rental ended: a failure type, or the market ending of a host priced out per proof. */
+export type EndingType = FailureType | typeof PRICED_OUT;
 
 /**
  * The day's world: the event queue, the store, the instances held, and how a lifecycle runs from start
@@ -40,6 +44,8 @@ export class EvalWorld {
   /** Offer id -> the rental holding it (an instance up, not yet destroyed). */
   readonly held = new Map<number, EvalRental>();
   private nextInstance = 1;
+  /** Whether lifecycles apply keep by the dollar at their verdict (ours does; old does not). */
+  keepByDollar = false;
 
   constructor(
     readonly market: readonly MarketOffer[],
@@ -77,6 +83,9 @@ export class EvalWorld {
       workflowId: r.key,
       offerId: m.offer.id,
       machineId: m.offer.machine_id,
+      gpuName: m.offer.gpu_name,
+      numGpus: m.offer.num_gpus,
+      cpuRamMb: m.offer.cpu_ram,
       dphTotal: m.billedDph,
       updatedAtSec: now,
     });
@@ -110,11 +119,29 @@ export class EvalWorld {
       this.q.at(out.atSec, () => {
         if (!out.report) return this.end(r, out);
         r.benchRate = out.rate;
-        this.store.benchmarked(r.key, r.m.offer.gpu_name, r.m.offer.num_gpus, out.rate, this.q.now);
+        this.store.benchmarked(r.key, out.rate, this.q.now);
         if (out.failureType !== null) return this.end(r, { atSec: this.q.now, failureType: out.failureType });
+        if (this.pricedOut(r, out.rate)) return this.end(r, { atSec: this.q.now, failureType: PRICED_OUT });
         this.promote(r, running, out.benchCompleted);
       });
     });
+  }
+
+  /** Keep by the dollar, for the policies that apply it: a host dearer per proof than the fleet allows. */
+  private pricedOut(r: EvalRental, rate: number): boolean {
+    if (!this.keepByDollar) return false;
+    const promoted = this.store
+      .rented()
+      .filter((row) => row.outcome === 'promoted')
+      .map((row) => ({ rate: row.benchRate ?? 0, dph: row.dphTotal ?? 0 }));
+    return !keepByDollar({ rate, dph: r.m.billedDph }, promoted).keep;
+  }
+
+  /** Rebalancing: a promoted host retired for a cheaper one (the market ending, at once). */
+  retire(key: string): void {
+    const r = this.rentals.find((x) => x.key === key);
+    if (!r || r.endedAtSec !== null || r.promotedAtSec === null) return;
+    this.end(r, { atSec: this.q.now, failureType: PRICED_OUT });
   }
 
   private promote(r: EvalRental, runningAtSec: number, benchCompleted: number): void {
@@ -137,7 +164,9 @@ export class EvalWorld {
   }
 
   /** The verdict recorded (and the bad-machine rule applied), then the instance destroyed. */
-  private end(r: EvalRental, e: Ending): void {
+  private end(r: EvalRental, e: Ending | { atSec: number; failureType: EndingType }): void {
+    // A rental ends once: a retired host's watch ending, scheduled at its promotion, is then moot.
+    if (r.endedAtSec !== null) return;
     r.endedAtSec = e.atSec;
     r.failureType = e.failureType;
     this.store.finish(r.key, e.failureType, e.atSec, r.input.verdicts.transientMarkSec);

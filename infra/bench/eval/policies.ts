@@ -1,7 +1,8 @@
 import { DEFAULT_INCONCLUSIVE_RETRIES, DEFAULT_INCONCLUSIVE_WINDOW_SEC } from '../../../workflows/fleet-scaler.js';
-import { fleetFigures } from '../../../workflows/domain/policy/fleet-figures.js';
-import { chooseOffers, type FleetTarget, type RankedOffer } from '../../../workflows/domain/policy/offer-ranking.js';
-import { rankForRun } from '../../../workflows/domain/policy/scaler-ranking.js';
+import { REBALANCE_FACTOR, retirements } from '../../../workflows/domain/policy/keep-by-dollar.js';
+import type { FleetTarget } from '../../../workflows/domain/policy/offer-ranking.js';
+import { portfolioFleet, rankForRunByValue } from '../../../workflows/domain/policy/scaler-ranking.js';
+import { choosePortfolio, type ValuedOffer } from '../../../workflows/domain/policy/value-ranking.js';
 import type { RunPolicy } from '../market-day.js';
 import { MARKET_PARAMS } from '../market-params.js';
 import type { MarketOffer } from '../market.js';
@@ -26,33 +27,35 @@ export const SCALER_INTERVAL_SEC = 300;
 
 /**
  * One run of the fleet scaler (workflows/fleet-scaler.ts, on-demand only), its choices made by the
- * product's functions: fleetFigures, rankForRun, chooseOffers. A started offer taken before the create
- * call fails within `offerCheckSec` and the next round replaces it, three rounds at most.
+ * product's functions: portfolioFleet, retirements (rebalancing), rankForRunByValue, choosePortfolio. A
+ * started offer taken before the create call fails within `offerCheckSec` and the next round replaces
+ * it, three rounds at most.
  */
 export function oursTick(w: EvalWorld): void {
   const now = w.q.now;
   const rows = w.store.rented();
   const running = w.running().map((r) => ({ workflowId: r.key, rentalKey: r.key }));
-  const { promoted, inFlight } = fleetFigures(rows, running);
+  const samples = w.store.perfSamples();
+  const fleet = portfolioFleet(rows, running, samples);
+  const retired = new Set(retirements(fleet.promoted, TARGET.targetRate, REBALANCE_FACTOR).map((h) => h.key));
+  for (const key of retired) w.retire(key);
+  const promoted = fleet.promoted.filter((p) => !retired.has(p.key));
   const bad = w.store.badMachines(now);
   const resting = w.store.resting(now, DEFAULT_INCONCLUSIVE_WINDOW_SEC, DEFAULT_INCONCLUSIVE_RETRIES);
   const found = searchMarket(w.market, now, new Set(w.held.keys()), true);
   const byId = new Map(found.map((m) => [m.offer.id, m]));
-  let ranked = rankForRun(found.map(candidate), rows, w.store.perfHistory(), [...bad, ...resting], TARGET.minRate);
-  let live: RankedOffer[] = [];
+  let ranked = rankForRunByValue(found.map(candidate), rows, samples, [...bad, ...resting], TARGET.minRate);
+  let live: ValuedOffer[] = [];
   for (let round = 0; round < 3; round++) {
     const startAt = now + round * w.lat.offerCheckSec;
     const fleetNow = {
       promoted,
-      inFlight: [...inFlight, ...live.map((o) => ({ dph: o.dphTotal, predictedRate: o.predictedRate }))],
+      inFlight: [...fleet.inFlight, ...live.map((o) => ({ dph: o.dphTotal, predictedRate: o.predictedRate }))],
     };
-    const chosen = chooseOffers(ranked, fleetNow, TARGET);
+    const chosen = choosePortfolio(ranked, fleetNow, TARGET, REBALANCE_FACTOR);
     if (chosen.length === 0) break;
     const drop = new Set(chosen.map((o) => o.offerId));
-    ranked = {
-      known: ranked.known.filter((o) => !drop.has(o.offerId)),
-      explore: ranked.explore.filter((o) => !drop.has(o.offerId)),
-    };
+    ranked = ranked.filter((o) => !drop.has(o.offerId));
     live = [...live, ...chosen];
     const taken = chosen.filter((o) => !w.rentable(byId.get(o.offerId)!, startAt + w.lat.rentSec));
     // Round 0 starts at once, so a scaler run at the same instant sees these lifecycles' rows.
@@ -107,6 +110,7 @@ export function oldTick(w: EvalWorld, started: Set<string>): void {
  */
 export function runPolicy(w: EvalWorld, policy: RunPolicy, o: { extraStartRun?: boolean } = {}): void {
   const started = new Set<string>();
+  w.keepByDollar = policy === 'ours';
   if (o.extraStartRun && policy === 'ours') w.q.at(0, () => oursTick(w));
   for (let t = 0; t < w.dayEndSec; t += SCALER_INTERVAL_SEC)
     w.q.at(t, () => (policy === 'ours' ? oursTick(w) : oldTick(w, started)));

@@ -2,7 +2,9 @@ import { isFailureType } from '../../../workflows/domain/failures.js';
 import { countsAgainstMachine, markFor } from '../../../workflows/domain/policy/bad-machine-rule.js';
 import type { Standing } from '../../../workflows/domain/policy/early-promote-plan.js';
 import type { OpenRentalRow } from '../../../workflows/domain/policy/fleet-figures.js';
+import { PRICED_OUT } from '../../../workflows/domain/policy/keep-by-dollar.js';
 import type { PerfHistory } from '../../../workflows/domain/policy/offer-ranking.js';
+import type { PerfSample } from '../../../workflows/domain/policy/predictions.js';
 import { FAILURE_VERDICTS, type Verdict } from '../../../workflows/domain/policy/verdicts.js';
 
 /** A rental as the store keeps it (the `instances` table), times in seconds into the day. */
@@ -10,6 +12,10 @@ export interface StoreRow extends OpenRentalRow {
   rentalKey: string;
   offerId: number;
   machineId: number;
+  /** The offer's hardware (the instances row's gpu_name, num_gpus, cpu_ram_mb). */
+  gpuName: string;
+  numGpus: number;
+  cpuRamMb: number;
   failureType: string | null;
   verdict: Verdict | null;
   destroyed: boolean;
@@ -24,7 +30,7 @@ export interface StoreRow extends OpenRentalRow {
  */
 export class EvalStore {
   readonly rows = new Map<string, StoreRow>();
-  private readonly perf = new Map<number, { gpuName: string; numGpus: number; lastRate: number }>();
+  private readonly perf = new Map<number, { gpuName: string; numGpus: number; cpuRamMb: number; lastRate: number }>();
   private readonly failures = new Map<string, number>();
   /** Machine -> when its mark expires (seconds into the day), null for a mark that stands. */
   private readonly marks = new Map<number, number | null>();
@@ -46,11 +52,22 @@ export class EvalStore {
   }
 
   /** upsertBenchmark: the rental's bench rate and the machine's last rate. */
-  benchmarked(key: string, gpuName: string, numGpus: number, rate: number, atSec: number): void {
+  benchmarked(key: string, rate: number, atSec: number): void {
     const r = this.rows.get(key)!;
     r.benchRate = rate;
     r.updatedAtSec = atSec;
-    this.perf.set(r.machineId, { gpuName, numGpus, lastRate: rate });
+    this.perf.set(r.machineId, { gpuName: r.gpuName, numGpus: r.numGpus, cpuRamMb: r.cpuRamMb, lastRate: rate });
+  }
+
+  /** Each machine's last benchmark with the hardware it ran on: what the predictions learn from. */
+  perfSamples(): PerfSample[] {
+    return [...this.perf].map(([machineId, p]) => ({
+      machineId,
+      gpuName: p.gpuName,
+      numGpus: p.numGpus,
+      cpuRamMb: p.cpuRamMb,
+      rate: p.lastRate,
+    }));
   }
 
   /** perfHistory (activities/store/activities.ts): by machine, and per GPU of each model (mean). */
@@ -100,10 +117,16 @@ export class EvalStore {
     r.outcome = failureType === null ? 'promoted' : 'killed';
     r.failureType = failureType;
     r.verdict =
-      failureType === null ? 'promote' : isFailureType(failureType) ? FAILURE_VERDICTS[failureType].verdict : 'kill';
+      failureType === null
+        ? 'promote'
+        : isFailureType(failureType)
+          ? FAILURE_VERDICTS[failureType].verdict
+          : failureType === PRICED_OUT
+            ? 'inconclusive'
+            : 'kill';
     r.updatedAtSec = atSec;
     if (failureType === null) return this.passProbation(r.machineId, atSec);
-    if (!countsAgainstMachine(failureType)) return;
+    if (failureType === PRICED_OUT || !countsAgainstMachine(failureType)) return;
     const k = `${r.machineId}/${failureType}`;
     const count = (this.failures.get(k) ?? 0) + 1;
     this.failures.set(k, count);

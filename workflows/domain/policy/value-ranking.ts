@@ -1,0 +1,125 @@
+import type { FleetTarget, OfferCandidate } from './offer-ranking.js';
+import { type PerfSample, predictRate, rateAt, type RatePrediction } from './predictions.js';
+
+/** An offer with what we expect of it per billed dollar. */
+export interface ValuedOffer extends OfferCandidate {
+  prediction: RatePrediction;
+  /** Proofs/h expected (the prediction's median). */
+  predictedRate: number;
+  /** Proofs/h at the upper confidence bound (`UCB_Z` sds of what we do not know). */
+  upperRate: number;
+  /** Upper-bound proofs/h per billed $/h: the rank. */
+  score: number;
+  source: RatePrediction['source'];
+}
+
+/**
+ * The upper confidence bound's width, in sds of ln(rate): the 84 % quantile. Bayes-UCB (Kaufmann,
+ * Cappé and Garivier, 2012) ranks by the 1 - 1/t quantile at the t-th choice; it is fixed here at
+ * t ~ 6, so a run's ranking depends only on what is known, not on how many runs came before.
+ */
+export const UCB_Z = 1;
+
+/**
+ * Ranks offers by the upper confidence bound of their proofs/h per billed dollar: an offer whose kind
+ * is well known ranks by what it proves, one little known by what it might, so the scaler tries what
+ * could be best rather than what is cheapest, and stops trying a kind once its benchmarks rule it out.
+ * A UCB rule rather than Thompson sampling: the same inputs give the same ranking (workflow code must be
+ * deterministic), without a seeded RNG in history. One offer per machine; bad or resting machines,
+ * free offers, machines whose own benchmark was under `minRate` and kinds that cannot reach it even at
+ * their upper bound are left out.
+ */
+export function rankByValue(
+  offers: readonly OfferCandidate[],
+  samples: readonly PerfSample[],
+  notRentable: readonly number[],
+  minRate: number,
+): ValuedOffer[] {
+  const skip = new Set(notRentable);
+  const seen = new Set<number>();
+  const out: ValuedOffer[] = [];
+  for (const o of offers) {
+    // One physical machine at a time: its offers are slices of the same hardware.
+    if (skip.has(o.machineId) || seen.has(o.machineId) || !(o.dphTotal > 0)) continue;
+    seen.add(o.machineId);
+    const p = predictRate(o, samples);
+    const upper = rateAt(p, UCB_Z);
+    if (p.source === 'machine' ? p.rate < minRate : upper < minRate) continue;
+    out.push({
+      ...o,
+      prediction: p,
+      predictedRate: p.rate,
+      upperRate: upper,
+      score: upper / o.dphTotal,
+      source: p.source,
+    });
+  }
+  return out.sort((a, b) => b.score - a.score || a.offerId - b.offerId);
+}
+
+/** The fleet now: promoted hosts at their measured rate, rentals in flight at their expected rate. */
+export interface PortfolioNow {
+  promoted: ReadonlyArray<{ rate: number; dph: number }>;
+  inFlight: ReadonlyArray<{ dph: number; predictedRate: number | null }>;
+}
+
+export type PortfolioTarget = Pick<
+  FleetTarget,
+  | 'targetRate'
+  | 'maxDph'
+  | 'maxInstances'
+  | 'maxConcurrentBenchmarks'
+  | 'minRate'
+  | 'explorationSlots'
+  | 'explorationDph'
+>;
+
+/**
+ * Offers to rent now, best bound first. Below the target: until the expected rate of the fleet (promoted
+ * hosts measured, rentals in flight expected) reaches it, within the budget and the instance and benchmark
+ * caps. Each offer counts with what it is expected to prove, so while the fleet is far from the target
+ * several kinds are tried at once, and near it one. At the target, nothing in flight: one offer expected
+ * `REBALANCE_FACTOR` times cheaper per proof than the dearest promoted host, to replace it (rebalance.ts).
+ */
+export function choosePortfolio(
+  ranked: readonly ValuedOffer[],
+  now: PortfolioNow,
+  t: PortfolioTarget,
+  rebalanceFactor: number,
+): ValuedOffer[] {
+  let rate = sum(now.promoted.map((p) => p.rate)) + sum(now.inFlight.map((f) => f.predictedRate ?? 0));
+  let dph = sum(now.promoted.map((p) => p.dph)) + sum(now.inFlight.map((f) => f.dph));
+  let instances = now.promoted.length + now.inFlight.length;
+  let benchmarks = now.inFlight.length;
+  const fits = (o: ValuedOffer) =>
+    dph + o.dphTotal <= t.maxDph + 1e-9 && instances < t.maxInstances && benchmarks < t.maxConcurrentBenchmarks;
+  if (rate >= t.targetRate) {
+    if (benchmarks > 0 || now.promoted.length === 0) return [];
+    const dearest = Math.max(...now.promoted.map((p) => p.dph / Math.max(p.rate, 1e-9)));
+    const better = ranked.find((o) => fits(o) && (o.dphTotal / o.predictedRate) * rebalanceFactor <= dearest);
+    return better ? [better] : [];
+  }
+  const chosen: ValuedOffer[] = [];
+  // Kinds something is known of first; then models nobody has measured, whose bound is the generic
+  // prior's (wide), in the benchmark slots left, a bounded number per run.
+  const take = (o: ValuedOffer) => {
+    chosen.push(o);
+    rate += o.predictedRate;
+    dph += o.dphTotal;
+    instances++;
+    benchmarks++;
+  };
+  const open = () => rate < t.targetRate && instances < t.maxInstances && benchmarks < t.maxConcurrentBenchmarks;
+  for (const o of ranked) if (open() && o.source !== 'unknown' && fits(o)) take(o);
+  let unknownDph = 0;
+  for (const o of ranked) {
+    if (!open() || chosen.filter((c) => c.source === 'unknown').length >= t.explorationSlots) break;
+    if (o.source !== 'unknown' || !fits(o)) continue;
+    if (t.explorationDph !== undefined && unknownDph + o.dphTotal > t.explorationDph + 1e-9) continue;
+    unknownDph += o.dphTotal;
+    take(o);
+  }
+  return chosen;
+}
+
+const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
