@@ -2,7 +2,7 @@ import type { BenchInputRequest } from './bench-input.js';
 import { type BenchmarkInput, runBenchmark } from './benchmark.js';
 import { type StartDaemonInput, startDaemon, warmupProof } from './daemon-steps.js';
 import type { FitnessInput } from './fitness.js';
-import { type GpuHostDeps, gpuHost, type StepInput } from './host.js';
+import { type GpuHostDeps, gpuHostContext, type StepInput } from './host.js';
 import { checkFitness, ensureBenchInput, inspectHost, paramfetch } from './preparation.js';
 import { collectDiagnostics, sampleDaemon, startProduction } from './production-steps.js';
 
@@ -15,7 +15,7 @@ export type { BenchmarkInput } from './benchmark.js';
  * vanished host within one heartbeat timeout and can cancel a running batch.
  */
 export function createGpuHostActivities(deps: GpuHostDeps) {
-  const host = gpuHost(deps);
+  const host = gpuHostContext(deps);
   return {
     checkFitness: (input: FitnessInput & StepInput) => checkFitness(host, input),
     ensureBenchInput: (input: BenchInputRequest & StepInput) => ensureBenchInput(host, input),

@@ -9,7 +9,7 @@ import type {
 } from '../../workflows/domain/types.js';
 import { classifyDaemonError } from './errors.js';
 import { startHeartbeatTicker } from './heartbeat-ticker.js';
-import type { GpuHost } from './host.js';
+import type { GpuHostContext } from './host.js';
 import { benchmarkProgressReporter } from './progress-signal.js';
 import { proveOnce, requestId } from './prove.js';
 import type { StepContext } from './step-keeper.js';
@@ -31,7 +31,7 @@ type Verdict = { gaveUp: EarlyStopEvidence } | { promoted: EarlyPromoteEvidence 
 
 /** One batch in progress: what its proof workers share. */
 interface Batch {
-  readonly host: GpuHost;
+  readonly host: GpuHostContext;
   readonly ctx: StepContext;
   readonly input: BenchmarkInput;
   readonly started: number;
@@ -50,13 +50,13 @@ interface Batch {
  * Proves `count` PoRep C2s, `concurrency` at a time. When the workflow's timer cancels it, the daemon
  * is stopped (CancelProof is a no-op in cuzk) and the partial report is returned for the record.
  */
-export async function runBenchmark(host: GpuHost, input: BenchmarkInput): Promise<BenchmarkReport> {
+export async function runBenchmark(host: GpuHostContext, input: BenchmarkInput): Promise<BenchmarkReport> {
   const reportProgress = benchmarkProgressReporter(input.stepId);
   return host.steps.run(input.stepId, (ctx) => runBatch(host, ctx, input, reportProgress));
 }
 
 async function runBatch(
-  host: GpuHost,
+  host: GpuHostContext,
   ctx: StepContext,
   input: BenchmarkInput,
   reportProgress: (p: BenchmarkProgress) => void,

@@ -2,7 +2,7 @@ import { FailureType } from '../../workflows/domain/failures.js';
 import type { ProofTiming } from '../../workflows/domain/types.js';
 import { classifyDaemonError, diagnostics, failure } from './errors.js';
 import { startHeartbeatTicker } from './heartbeat-ticker.js';
-import type { GpuHost, StepInput } from './host.js';
+import type { GpuHostContext, StepInput } from './host.js';
 import { proveOnce, requestId } from './prove.js';
 import type { StepContext } from './step-keeper.js';
 
@@ -12,12 +12,15 @@ export interface StartDaemonInput extends StepInput {
 }
 
 /** (Re)starts the daemon and waits for a successful GetStatus, the only real readiness signal. */
-export async function startDaemon(host: GpuHost, input: StartDaemonInput): Promise<{ readyMs: number; gpus: number }> {
+export async function startDaemon(
+  host: GpuHostContext,
+  input: StartDaemonInput,
+): Promise<{ readyMs: number; gpus: number }> {
   return host.steps.run(input.stepId, (ctx) => waitReady(host, ctx, input));
 }
 
 async function waitReady(
-  host: GpuHost,
+  host: GpuHostContext,
   ctx: StepContext,
   input: StartDaemonInput,
 ): Promise<{ readyMs: number; gpus: number }> {
@@ -49,7 +52,7 @@ async function waitReady(
 
 /** One proof on the fresh daemon (`step` names it: a warmup, a re-check), heartbeating while it runs. */
 export async function warmupProof(
-  host: GpuHost,
+  host: GpuHostContext,
   input: { step: string; proofDeadlineSec: number } & StepInput,
 ): Promise<ProofTiming> {
   return host.steps.run(input.stepId, async (ctx) => {

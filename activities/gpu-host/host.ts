@@ -27,7 +27,7 @@ export interface StepInput {
 }
 
 /** The deps and what the host keeps between its activities: one daemon client, the C1 input, its steps. */
-export interface GpuHost {
+export interface GpuHostContext {
   deps: GpuHostDeps;
   cuzk(): CuzkClient;
   /** The C1 input, read once from C1_PATH; `forgetC1` after that file is replaced. */
@@ -38,7 +38,7 @@ export interface GpuHost {
   paramfetchLog: string;
 }
 
-export function gpuHost(deps: GpuHostDeps): GpuHost {
+export function gpuHostContext(deps: GpuHostDeps): GpuHostContext {
   let client: CuzkClient | null = null;
   let c1: C1Input | null = null;
   return {

@@ -1,6 +1,6 @@
 import type { HostDiagnostics } from '../../workflows/domain/failures.js';
 import { classifyDaemonError, diagnostics } from './errors.js';
-import type { GpuHost, StepInput } from './host.js';
+import type { GpuHostContext, StepInput } from './host.js';
 import { readTail } from './log-tail.js';
 
 export interface DaemonSample {
@@ -12,7 +12,7 @@ export interface DaemonSample {
 
 /** Hands the promoted host to the production prover (idempotent: a retry does not start a second). */
 export async function startProduction(
-  host: GpuHost,
+  host: GpuHostContext,
   input: { concurrency: number } & StepInput,
 ): Promise<{ started: boolean }> {
   return host.steps.run(input.stepId, async () => {
@@ -34,7 +34,7 @@ export async function startProduction(
 }
 
 /** One watch sample: the daemon's lifetime counters (the workflow turns deltas into a rate). */
-export async function sampleDaemon(host: GpuHost, input: StepInput = {}): Promise<DaemonSample> {
+export async function sampleDaemon(host: GpuHostContext, input: StepInput = {}): Promise<DaemonSample> {
   return host.steps.run(input.stepId, async () => {
     try {
       const s = await host.cuzk().getStatus(10_000);
@@ -51,6 +51,6 @@ export async function sampleDaemon(host: GpuHost, input: StepInput = {}): Promis
 }
 
 /** Daemon log and exit state, fetched before the instance is destroyed so the evidence survives. */
-export async function collectDiagnostics(host: GpuHost): Promise<HostDiagnostics & { paramfetchTail: string }> {
+export async function collectDiagnostics(host: GpuHostContext): Promise<HostDiagnostics & { paramfetchTail: string }> {
   return { ...(await diagnostics(host.deps.supervisor)), paramfetchTail: await readTail(host.paramfetchLog, 4000) };
 }

@@ -2,14 +2,14 @@ import { Context } from '@temporalio/activity';
 import { FailureType } from '../../workflows/domain/failures.js';
 import type { ProofTiming } from '../../workflows/domain/types.js';
 import { diagnostics, failure } from './errors.js';
-import type { GpuHost } from './host.js';
+import type { GpuHostContext } from './host.js';
 
 /** PoRep 32 GiB (StackedDrg32GiBV1_1). */
 const REGISTERED_PROOF_POREP_32G = 8;
 
 /** One PoRep C2 of the host's C1 input on its daemon; a proof that does not complete is ProofFailed. */
 export async function proveOnce(
-  host: GpuHost,
+  host: GpuHostContext,
   requestId: string,
   deadlineSec: number,
   index: number,

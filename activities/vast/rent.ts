@@ -72,7 +72,8 @@ export async function rentOffer(deps: VastActivityDeps, input: RentOfferInput): 
       ? await rentInterruptible(deps.vast, creation, input.bid)
       : await rentOnDemand(deps.vast, creation);
   } catch (err) {
-    // The bid's own verdicts (BidTooLow, OfferUnavailable, no min_bid) are final; anything else may have made one.
+    // The bid's own failures (BidTooLow, the offer gone, a failed re-read) say what happened; anything else
+    // may have made an instance.
     if (input.bid && err instanceof ApplicationFailure) throw err;
     return await afterFailedCreate(deps, err, input, offer);
   }
