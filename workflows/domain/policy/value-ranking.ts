@@ -96,7 +96,7 @@ export function choosePortfolio(
   if (rate >= t.targetRate) {
     if (benchmarks > 0 || now.promoted.length === 0) return [];
     const dearest = Math.max(...now.promoted.map((p) => p.dph / Math.max(p.rate, 1e-9)));
-    const better = ranked.find((o) => fits(o) && (o.dphTotal / o.predictedRate) * rebalanceFactor <= dearest);
+    const better = ranked.find((o) => fits(o) && (o.dphTotal / o.upperRate) * rebalanceFactor <= dearest);
     return better ? [better] : [];
   }
   const chosen: ValuedOffer[] = [];
