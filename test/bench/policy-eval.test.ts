@@ -119,25 +119,62 @@ describe('policy evaluator: the event loop', () => {
   });
 
   it('an offer taken by someone else before the create call: OfferUnavailable, no instance, the next round rents another', () => {
-    // A is the cheapest, so the scaler's one exploration slot goes to it; someone takes it 3 s in.
-    const a = host(1, { takenAtH: 3 / 3600 });
-    const b = host(2);
-    const w = new EvalWorld([a, b], 3600, { ...LAT, rentSec: 5 });
+    // Five alike, cheapest first: the run's first round fills the 4 benchmark slots with 1-4; someone takes 1 3 s in.
+    const market = [host(1, { takenAtH: 3 / 3600 }), host(2), host(3), host(4), host(5)];
+    const w = new EvalWorld(market, 3600, { ...LAT, rentSec: 5 });
     w.q.at(0, () => oursTick(w));
     w.q.runUntil(3600);
-    const [ra, rb] = w.rentals;
-    expect(w.rentals).toHaveLength(2);
-    expect(ra!.m.offer.id).toBe(1);
+    expect(w.rentals.map((r) => r.m.offer.id)).toEqual([1, 2, 3, 4, 5]);
+    const [ra] = w.rentals;
     expect(ra!.failureType).toBe('OfferUnavailable');
     expect(ra!.instanceId).toBeNull();
     expect(ra!.endedAtSec).toBe(5);
-    // The scaler waits offerCheckSec for taken offers, then its next round starts B.
-    expect(rb!.m.offer.id).toBe(2);
-    expect(rb!.runningAtSec).toBe(120 + 5 + 30);
+    // The scaler waits offerCheckSec for taken offers, then its next round starts 5 in the freed slot.
+    expect(w.rentals[4]!.runningAtSec).toBe(120 + 5 + 30);
     const day = w.dayRun('ours');
-    expect(day.rentals.map((x) => x.offerId)).toEqual([2]);
+    expect(day.rentals.map((x) => x.offerId)).toEqual([2, 3, 4, 5]);
     expect(day.rentedTwice).toBe(0);
     expect(w.store.badMachines(3600)).toEqual([]);
+  });
+
+  it('keep by the dollar: a host over minRate but dearer per proof than 1.5x the fleet’s best ends PricedOut, nothing marked', () => {
+    const good = host(1);
+    // The same host at 2.5x the price: 40 % more than the factor allows.
+    const dear = host(2, { billedDph: good.billedDph * 2.5 });
+    const w = new EvalWorld([good, dear], 4 * 3600, LAT, { verdicts: { earlyPromote: false } });
+    w.keepByDollar = true;
+    w.q.at(0, () => w.start(good, req(good)));
+    w.q.at(60, () => w.start(dear, req(dear)));
+    w.q.runUntil(4 * 3600);
+    const [rg, rd] = w.rentals;
+    expect(rg!.promotedAtSec).not.toBeNull();
+    expect(rd!.failureType).toBe('PricedOut');
+    expect(rd!.promotedAtSec).toBeNull();
+    expect(rd!.endedAtSec).toBeCloseTo(60 + BENCH_START + 595, 6);
+    expect(w.store.badMachines(4 * 3600)).toEqual([]);
+    // A choice on its measured rate and price, not a verdict on its health: not a healthy host killed.
+    const s = scoreRun(w.dayRun('ours'), [good, dear], { ...SCORE, hours: 4 });
+    expect(s.outcomes).toEqual({ promoted: 1, PricedOut: 1 });
+    expect(s.healthyKilled).toBe(0);
+  });
+
+  it('rebalancing: with the target met without it, the dearest promoted host is retired PricedOut at the scaler run', () => {
+    const market = [host(1), host(2), host(3, { billedDph: 1.2 })];
+    const w = new EvalWorld(market, 4 * 3600, LAT, { verdicts: { earlyPromote: false } });
+    for (const m of market) w.q.at(0, () => w.start(m, req(m)));
+    const promotedAt = BENCH_START + 595;
+    // At the first run after promotion, a target of the two cheap hosts' rate: the dear one is surplus.
+    w.q.at(promotedAt + 1, () => {
+      const fleet = w.store.rented().filter((r) => r.outcome === 'promoted');
+      expect(fleet).toHaveLength(3);
+      w.retire(w.rentals[2]!.key);
+    });
+    w.q.runUntil(4 * 3600);
+    expect(w.rentals.map((r) => r.failureType)).toEqual([null, null, 'PricedOut']);
+    expect(w.rentals[2]!.endedAtSec).toBeCloseTo(promotedAt + 1, 6);
+    expect(w.held.has(3)).toBe(false);
+    const s = scoreRun(w.dayRun('ours'), market, { ...SCORE, hours: 4 });
+    expect(s.healthyKilled).toBe(0);
   });
 
   it('a daemon that crashes mid-benchmark is killed DaemonCrashed at that completion and its machine marked', () => {
@@ -196,14 +233,13 @@ describe('policy evaluator: the real-stack configuration', () => {
     expect(s.extraStartRun).toBe(true);
   });
 
-  it('the extra scaler run at the start explores a second GPU model offer at once', () => {
-    const market = [host(1), host(2), host(3)];
+  it('the extra scaler run at the start sees the first one’s lifecycles: the benchmark cap holds over both', () => {
+    const market = [1, 2, 3, 4, 5, 6].map((i) => host(i));
     const once = new EvalWorld(market, 60, LAT);
     runPolicy(once, 'ours');
     const twice = new EvalWorld(market, 60, LAT);
     runPolicy(twice, 'ours', { extraStartRun: true });
-    // One exploration slot per run: the second run sees the first one's lifecycle and takes the next offer.
-    expect(once.rentals.map((r) => r.m.offer.id)).toEqual([1]);
-    expect(twice.rentals.map((r) => r.m.offer.id)).toEqual([1, 2]);
+    expect(once.rentals.map((r) => r.m.offer.id)).toEqual([1, 2, 3, 4]);
+    expect(twice.rentals.map((r) => r.m.offer.id)).toEqual([1, 2, 3, 4]);
   });
 });

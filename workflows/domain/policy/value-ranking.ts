@@ -75,11 +75,12 @@ export type PortfolioTarget = Pick<
 >;
 
 /**
- * Offers to rent now, best bound first. Below the target: until the expected rate of the fleet (promoted
- * hosts measured, rentals in flight expected) reaches it, within the budget and the instance and benchmark
- * caps. Each offer counts with what it is expected to prove, so while the fleet is far from the target
- * several kinds are tried at once, and near it one. At the target, nothing in flight: one offer expected
- * `REBALANCE_FACTOR` times cheaper per proof than the dearest promoted host, to replace it (rebalance.ts).
+ * Offers to rent now, best bound first. Below the target: until the fleet's expected rate (promoted hosts
+ * at their measured rate, rentals in flight at their expected one) reaches it, within the budget and the
+ * instance and benchmark caps. Each offer counts with what it is expected to prove, so while the fleet is
+ * far from the target several kinds are tried at once and near it one. Kinds something is known of come
+ * first; a model nobody has measured (the generic prior, wide) takes a benchmark slot left over, at most
+ * `explorationSlots` per run (and `explorationDph`). At the target: `replacement`.
  */
 export function choosePortfolio(
   ranked: readonly ValuedOffer[],
@@ -87,39 +88,56 @@ export function choosePortfolio(
   t: PortfolioTarget,
   rebalanceFactor: number,
 ): ValuedOffer[] {
-  let rate = sum(now.promoted.map((p) => p.rate)) + sum(now.inFlight.map((f) => f.predictedRate ?? 0));
-  let dph = sum(now.promoted.map((p) => p.dph)) + sum(now.inFlight.map((f) => f.dph));
-  let instances = now.promoted.length + now.inFlight.length;
-  let benchmarks = now.inFlight.length;
+  const f = {
+    rate: sum(now.promoted.map((p) => p.rate)) + sum(now.inFlight.map((x) => x.predictedRate ?? 0)),
+    dph: sum(now.promoted.map((p) => p.dph)) + sum(now.inFlight.map((x) => x.dph)),
+    instances: now.promoted.length + now.inFlight.length,
+    benchmarks: now.inFlight.length,
+  };
   const fits = (o: ValuedOffer) =>
-    dph + o.dphTotal <= t.maxDph + 1e-9 && instances < t.maxInstances && benchmarks < t.maxConcurrentBenchmarks;
-  if (rate >= t.targetRate) {
-    if (benchmarks > 0 || now.promoted.length === 0) return [];
-    const dearest = Math.max(...now.promoted.map((p) => p.dph / Math.max(p.rate, 1e-9)));
-    const better = ranked.find((o) => fits(o) && (o.dphTotal / o.upperRate) * rebalanceFactor <= dearest);
-    return better ? [better] : [];
-  }
+    f.dph + o.dphTotal <= t.maxDph + 1e-9 && f.instances < t.maxInstances && f.benchmarks < t.maxConcurrentBenchmarks;
+  if (f.rate >= t.targetRate) return f.benchmarks > 0 ? [] : replacement(ranked, now, fits, rebalanceFactor);
   const chosen: ValuedOffer[] = [];
-  // Kinds something is known of first; then models nobody has measured, whose bound is the generic
-  // prior's (wide), in the benchmark slots left, a bounded number per run.
   const take = (o: ValuedOffer) => {
     chosen.push(o);
-    rate += o.predictedRate;
-    dph += o.dphTotal;
-    instances++;
-    benchmarks++;
+    f.rate += o.predictedRate;
+    f.dph += o.dphTotal;
+    f.instances++;
+    f.benchmarks++;
   };
-  const open = () => rate < t.targetRate && instances < t.maxInstances && benchmarks < t.maxConcurrentBenchmarks;
+  const open = () => f.rate < t.targetRate && hasRoom(f, t);
   for (const o of ranked) if (open() && o.source !== 'unknown' && fits(o)) take(o);
+  let unknown = 0;
   let unknownDph = 0;
   for (const o of ranked) {
-    if (!open() || chosen.filter((c) => c.source === 'unknown').length >= t.explorationSlots) break;
+    if (!open() || unknown >= t.explorationSlots) break;
     if (o.source !== 'unknown' || !fits(o)) continue;
     if (t.explorationDph !== undefined && unknownDph + o.dphTotal > t.explorationDph + 1e-9) continue;
+    unknown++;
     unknownDph += o.dphTotal;
     take(o);
   }
   return chosen;
+}
+
+const hasRoom = (f: { instances: number; benchmarks: number }, t: PortfolioTarget) =>
+  f.instances < t.maxInstances && f.benchmarks < t.maxConcurrentBenchmarks;
+
+/**
+ * At the target, with no benchmark running: the best-ranked offer that could cost `rebalanceFactor` times
+ * less per proof than the dearest promoted host (at its upper bound: this is where the fleet explores once
+ * it has what it needs, one rental at a time). Promoted, it lets rebalancing retire the dearest.
+ */
+function replacement(
+  ranked: readonly ValuedOffer[],
+  now: PortfolioNow,
+  fits: (o: ValuedOffer) => boolean,
+  rebalanceFactor: number,
+): ValuedOffer[] {
+  if (now.promoted.length === 0) return [];
+  const dearest = Math.max(...now.promoted.map((p) => p.dph / Math.max(p.rate, 1e-9)));
+  const better = ranked.find((o) => fits(o) && (o.dphTotal / o.upperRate) * rebalanceFactor <= dearest);
+  return better ? [better] : [];
 }
 
 const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
