@@ -137,25 +137,38 @@ describe('policy evaluator: the event loop', () => {
     expect(w.store.badMachines(3600)).toEqual([]);
   });
 
-  it('keep by the dollar: a host over minRate but dearer per proof than 1.5x the fleet’s best ends PricedOut, nothing marked', () => {
+  it('keep by the dollar: a host over minRate but dearer per proof than 1.5x what the target costs ends PricedOut, nothing marked', () => {
+    // Five alike prove ~73 proofs/h each, 363 together: over the day's target of 300 without a sixth.
+    const good = [1, 2, 3, 4, 5].map((i) => host(i));
+    // The same host at 2.5x the price: its $ per proof 2.5x the target's.
+    const dear = host(6, { billedDph: good[0]!.billedDph * 2.5 });
+    const w = new EvalWorld([...good, dear], 4 * 3600, LAT, { verdicts: { earlyPromote: false } });
+    w.keepByDollar = true;
+    for (const m of good) w.q.at(0, () => w.start(m, req(m)));
+    w.q.at(60, () => w.start(dear, req(dear)));
+    w.q.runUntil(4 * 3600);
+    const rd = w.rentals[5]!;
+    expect(w.rentals.slice(0, 5).every((r) => r.promotedAtSec !== null)).toBe(true);
+    expect(rd.failureType).toBe('PricedOut');
+    expect(rd.promotedAtSec).toBeNull();
+    expect(rd.endedAtSec).toBeCloseTo(60 + BENCH_START + 595, 6);
+    expect(w.store.badMachines(4 * 3600)).toEqual([]);
+    // A choice on its measured rate and price, not a verdict on its health: not a healthy host killed.
+    const s = scoreRun(w.dayRun('ours'), [...good, dear], { ...SCORE, hours: 4 });
+    expect(s.outcomes).toEqual({ promoted: 5, PricedOut: 1 });
+    expect(s.healthyKilled).toBe(0);
+  });
+
+  it('keep by the dollar: the same dear host is kept while the fleet needs it for the target', () => {
     const good = host(1);
-    // The same host at 2.5x the price: 40 % more than the factor allows.
     const dear = host(2, { billedDph: good.billedDph * 2.5 });
     const w = new EvalWorld([good, dear], 4 * 3600, LAT, { verdicts: { earlyPromote: false } });
     w.keepByDollar = true;
     w.q.at(0, () => w.start(good, req(good)));
     w.q.at(60, () => w.start(dear, req(dear)));
     w.q.runUntil(4 * 3600);
-    const [rg, rd] = w.rentals;
-    expect(rg!.promotedAtSec).not.toBeNull();
-    expect(rd!.failureType).toBe('PricedOut');
-    expect(rd!.promotedAtSec).toBeNull();
-    expect(rd!.endedAtSec).toBeCloseTo(60 + BENCH_START + 595, 6);
-    expect(w.store.badMachines(4 * 3600)).toEqual([]);
-    // A choice on its measured rate and price, not a verdict on its health: not a healthy host killed.
-    const s = scoreRun(w.dayRun('ours'), [good, dear], { ...SCORE, hours: 4 });
-    expect(s.outcomes).toEqual({ promoted: 1, PricedOut: 1 });
-    expect(s.healthyKilled).toBe(0);
+    expect(w.rentals.map((r) => r.failureType)).toEqual([null, null]);
+    expect(w.rentals[1]!.promotedAtSec).not.toBeNull();
   });
 
   it('rebalancing: with the target met without it, the dearest promoted host is retired PricedOut at the scaler run', () => {

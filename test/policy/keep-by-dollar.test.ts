@@ -5,6 +5,7 @@ import {
   keepByDollar,
   REBALANCE_FACTOR,
   retirements,
+  targetCostPerProof,
 } from '../../workflows/domain/policy/keep-by-dollar.js';
 
 describe('keepByDollar', () => {
@@ -12,22 +13,32 @@ describe('keepByDollar', () => {
   const a40 = { rate: 33, dph: 1.17 };
   const ti = { rate: 87, dph: 0.3 };
 
-  it('keeps the first host over minRate whatever it costs: there is nothing to compare it with', () => {
-    expect(keepByDollar(a40, [])).toEqual({ keep: true });
+  it('keeps every host over minRate while the fleet cannot reach its target without it', () => {
+    expect(keepByDollar(a40, [], 100)).toEqual({ keep: true });
+    expect(keepByDollar(a40, [ti], 300)).toEqual({ keep: true });
   });
 
-  it('keeps a host within the factor of the fleet’s best $ per proof, prices out one over it', () => {
-    expect(keepByDollar(ti, [a40])).toEqual({ keep: true });
-    const d = keepByDollar(a40, [ti]);
+  it('prices out a host over the factor of what the target costs per proof, keeps one within it', () => {
+    const fleet = [ti, ti, ti, ti]; // 348 proofs/h at $0.00345 per proof
+    expect(keepByDollar(ti, fleet, 300)).toEqual({ keep: true });
+    const d = keepByDollar(a40, fleet, 300);
     expect(d.keep).toBe(false);
     if (d.keep) return;
     expect(d.costPerProof).toBeCloseTo(1.17 / 33, 9);
     expect(d.bestCostPerProof).toBeCloseTo(0.3 / 87, 9);
     expect(d.factor).toBe(KEEP_COST_FACTOR);
     // At exactly the factor: kept; a hair over: not.
-    const best = costPerProof(ti);
-    expect(keepByDollar({ rate: 100, dph: 100 * best * KEEP_COST_FACTOR }, [ti]).keep).toBe(true);
-    expect(keepByDollar({ rate: 100, dph: 100 * best * KEEP_COST_FACTOR * 1.001 }, [ti]).keep).toBe(false);
+    const bar = costPerProof(ti);
+    expect(keepByDollar({ rate: 100, dph: 100 * bar * KEEP_COST_FACTOR }, fleet, 300).keep).toBe(true);
+    expect(keepByDollar({ rate: 100, dph: 100 * bar * KEEP_COST_FACTOR * 1.001 }, fleet, 300).keep).toBe(false);
+  });
+
+  it('one exceptional host does not set the bar: the target costs what its marginal host costs', () => {
+    const star = { rate: 150, dph: 0.3 }; // $0.002 per proof
+    const typical = { rate: 90, dph: 0.36 }; // $0.004: twice the star, but the target needs such hosts
+    expect(targetCostPerProof([star, typical], 300)).toBeNull();
+    expect(keepByDollar(typical, [star, typical], 300)).toEqual({ keep: true });
+    expect(targetCostPerProof([star, typical, typical], 320)).toBeCloseTo(0.004, 9);
   });
 });
 

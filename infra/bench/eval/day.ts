@@ -134,7 +134,7 @@ export class EvalWorld {
       .rented()
       .filter((row) => row.outcome === 'promoted')
       .map((row) => ({ rate: row.benchRate ?? 0, dph: row.dphTotal ?? 0 }));
-    return !keepByDollar({ rate, dph: r.m.billedDph }, promoted).keep;
+    return !keepByDollar({ rate, dph: r.m.billedDph }, promoted, MARKET_PARAMS.fleet.targetRate.value).keep;
   }
 
   /** Rebalancing: a promoted host retired for a cheaper one (the market ending, at once). */

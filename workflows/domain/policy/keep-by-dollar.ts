@@ -12,19 +12,20 @@ export interface KeptHost {
 }
 
 /**
- * A host that reaches minRate is kept if its $ per proof is at most this many times the fleet's best.
- * Measured reason, on the evaluator's tuned seeds only (28, 1, 2, 3, 4; docs/benchmarks.md): over 1.25,
- * 1.5, 2 and 3 with the rebalance factor at 1.25, the median distance to the oracle was 1.12x, 1.09x,
- * 1.12x and 1.09x; 1.25 priced out hosts a fleet still needed (seed 3: 1.72x, target at 0.65 h).
+ * A host that reaches minRate is kept if its $ per proof is at most this many times what the target costs
+ * per proof (`targetCostPerProof`). Why 1.5: two of the spread between hosts of one kind (HOST_LOG_SD 0.2,
+ * e^0.4 ~ 1.5): within it a host is one the ranking could not have told from the target's marginal host;
+ * beyond it a clear loss. On the evaluator's tuned seeds any factor from 1.25 to 3 gives the same figures
+ * (rebalancing does the rest), so the figures did not choose it.
  */
 export const KEEP_COST_FACTOR = 1.5;
 
 /**
  * "Clearly cheaper" for a rebalance: the dearest kept host retires when it costs this many times the
  * cheapest per proof, and a replacement is tried when it could cost 1 / this of the dearest. Measured on
- * the tuned seeds as above: 1.1, 1.25, 1.5 and 2 gave a median 1.08x, 1.09x, 1.15x and 1.22x of the
- * oracle; 1.25 rather than 1.1, which is within the spread of one host's benchmarks against its
- * production rate (about 10 % in the evaluator) and would churn hosts on noise.
+ * the evaluator's tuned seeds only (28, 1, 2, 3, 4): 1.1, 1.25, 1.5 and 2 gave a median 1.08x, 1.09x,
+ * 1.14x and 1.22x the oracle's $ per proof; 1.25 rather than 1.1, which is within the spread of one host's
+ * benchmark against its production rate (about 10 % in the evaluator) and would churn hosts on noise.
  */
 export const REBALANCE_FACTOR = 1.25;
 
@@ -40,20 +41,35 @@ export type KeepDecision =
   { keep: true } | { keep: false; costPerProof: number; bestCostPerProof: number; factor: number };
 
 /**
- * At the verdict: a host at or above minRate is kept unless its $ per proof is over `factor` times the
- * cheapest the fleet's promoted hosts prove at. With no promoted host there is nothing to compare: kept.
+ * The $ per proof at which the fleet's known hosts reach the target: cheapest per proof first, the cost of
+ * the host that completes it. Null while they cannot reach it (every host that proves is then needed).
+ */
+export function targetCostPerProof(hosts: ReadonlyArray<{ rate: number; dph: number }>, targetRate: number) {
+  let rate = 0;
+  for (const h of [...hosts].sort((a, b) => costPerProof(a) - costPerProof(b))) {
+    rate += h.rate;
+    if (rate >= targetRate) return costPerProof(h);
+  }
+  return null;
+}
+
+/**
+ * At the verdict: a host at or above minRate is kept unless its $ per proof is over `factor` times the best
+ * the fleet knows for the target, the cost at which its promoted hosts and this one reach it
+ * (`targetCostPerProof`). While they cannot reach it, every host is kept: one exceptional host does not
+ * set the bar for the rest of the fleet, and a dear host kept for capacity is rebalancing's to replace.
  */
 export function keepByDollar(
   host: { rate: number; dph: number },
   promoted: ReadonlyArray<{ rate: number; dph: number }>,
+  targetRate: number,
   factor: number = KEEP_COST_FACTOR,
 ): KeepDecision {
-  if (promoted.length === 0) return { keep: true };
-  const best = Math.min(...promoted.map(costPerProof));
+  const bar = targetCostPerProof([...promoted, host], targetRate);
   const mine = costPerProof(host);
-  return mine <= factor * best + 1e-12
+  return bar === null || mine <= factor * bar + 1e-12
     ? { keep: true }
-    : { keep: false, costPerProof: mine, bestCostPerProof: best, factor };
+    : { keep: false, costPerProof: mine, bestCostPerProof: bar, factor };
 }
 
 /**
