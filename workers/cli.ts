@@ -23,8 +23,6 @@ environment:
   TEMPORAL_NAMESPACE  namespace (default "default")
   TEMPORAL_UI_URL     web UI base, for links (default http://127.0.0.1:8233 with the default address)
   CONTROL_TASK_QUEUE  control worker queue (default "${CONTROL_TASK_QUEUE}")
-  SIM_TIME_SCALE      set it as the simulators have it: lifecycles this CLI starts convert their clock, and ages
-                      read off wall clocks show in real time (every rate, duration and $ shown is real)
   USER                recorded as the operator
 Run "gpu-fleet <command> --help" for a command's options.`,
   );

@@ -14,7 +14,6 @@ import { marketOrHost } from './lifecycle/preemption.js';
 import { judge, type PromoteOverride } from './lifecycle/verdict.js';
 import { warmUp } from './lifecycle/warmup.js';
 import { watchPromoted } from './lifecycle/watch.js';
-import { realDurationsInText } from './domain/policy/clock.js';
 import { planBenchmark } from './domain/policy/concurrency.js';
 import { withDefaults } from './domain/policy/defaults.js';
 import { hostTaskQueue, instanceLabel, rentalKey } from './domain/task-queues.js';
@@ -53,9 +52,7 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
   } catch (err) {
     if (err instanceof ContinueAsNew) throw err;
     // An interruptible rental's host failing may be the market stopping it: Vast is asked before a verdict.
-    const classified = await marketOrHost(classify(err), journal.rented, journal.status.stage);
-    // Durations in the message are on the hosts' clock (theirs and ours): said in real time, once, here.
-    const failure = { ...classified, message: realDurationsInText(classified.message, input.timeScale) };
+    const failure = await marketOrHost(classify(err), journal.rented, journal.status.stage);
     const failedStage = journal.status.stage;
     // Cleanup runs even when the workflow itself was cancelled: a rented instance bills until destroyed.
     await CancellationScope.nonCancellable(() => killInstance(lc, failure));
@@ -101,7 +98,7 @@ async function rentBenchmarkAndJudge({ input, label, journal, host, override }: 
 
   await journal.enter('evaluating');
   // A claim the host's GPUs cannot make is no measurement: killed before any verdict or override.
-  const implausible = implausibleClaim(inst, rate, report.timings, 'benchmark', input.timeScale);
+  const implausible = implausibleClaim(inst, rate, report.timings, 'benchmark');
   if (implausible) throw implausible;
   const verdict = judge(report, rate, input, override.promote);
   if ('kill' in verdict) throw verdict.kill;

@@ -33,16 +33,15 @@ export interface InstanceRow extends RentalIds {
   stage: string;
   /** The bid of an interruptible rental ($/h); null or absent for on-demand. */
   bidDph?: number | null;
-  /** Workflow time of the rent (ISO) and the clock scale, once rented (see infra/sql/004_cost.sql). */
+  /** Time of the rent (ISO), once rented (see infra/sql/004_cost.sql). */
   rentedAt?: string | null;
-  timeScale?: number;
 }
 
 export async function upsertInstance(db: Db, r: InstanceRow): Promise<void> {
   await db.query(
     `INSERT INTO instances (rental_key, workflow_id, offer_id, instance_id, machine_id, host_id, gpu_name, num_gpus,
-                            cpu_ram_mb, dph_total, label, stage, bid_dph, rented_at, time_scale)
-     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14::timestamptz,COALESCE($15::float8, 1))
+                            cpu_ram_mb, dph_total, label, stage, bid_dph, rented_at)
+     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14::timestamptz)
      ON CONFLICT (rental_key) DO UPDATE SET
        instance_id = COALESCE(EXCLUDED.instance_id, instances.instance_id),
        machine_id = COALESCE(EXCLUDED.machine_id, instances.machine_id),
@@ -55,7 +54,6 @@ export async function upsertInstance(db: Db, r: InstanceRow): Promise<void> {
        bid_dph = COALESCE(EXCLUDED.bid_dph, instances.bid_dph),
        stage = EXCLUDED.stage,
        rented_at = COALESCE(EXCLUDED.rented_at, instances.rented_at),
-       time_scale = CASE WHEN $15::float8 IS NULL THEN instances.time_scale ELSE EXCLUDED.time_scale END,
        updated_at = now()`,
     [
       r.rentalKey,
@@ -72,7 +70,6 @@ export async function upsertInstance(db: Db, r: InstanceRow): Promise<void> {
       r.stage,
       r.bidDph ?? null,
       r.rentedAt ?? null,
-      r.timeScale ?? null,
     ],
   );
 }
@@ -469,7 +466,6 @@ export async function spendRows(db: Db, since: string): Promise<SpendRow[]> {
     rented_at: Date | null;
     verdict_at: Date | null;
     destroyed_at: Date | null;
-    time_scale: number;
     cost_usd: number | null;
     cost_before_verdict_usd: number | null;
     cost_production_usd: number | null;
@@ -477,7 +473,7 @@ export async function spendRows(db: Db, since: string): Promise<SpendRow[]> {
     bench_rate: number | null;
     cost_counted_at: Date | null;
   }>(
-    `SELECT gpu_name, outcome, failure_type, created_at, dph_total, rented_at, verdict_at, destroyed_at, time_scale,
+    `SELECT gpu_name, outcome, failure_type, created_at, dph_total, rented_at, verdict_at, destroyed_at,
             cost_usd, cost_before_verdict_usd, cost_production_usd, production_sec, bench_rate, cost_counted_at
      FROM instances WHERE created_at >= $1 ORDER BY created_at`,
     [since],
@@ -492,7 +488,6 @@ export async function spendRows(db: Db, since: string): Promise<SpendRow[]> {
     rentedAt: iso(r.rented_at),
     verdictAt: iso(r.verdict_at),
     destroyedAt: iso(r.destroyed_at),
-    timeScale: r.time_scale,
     costUsd: r.cost_usd,
     beforeVerdictUsd: r.cost_before_verdict_usd,
     productionUsd: r.cost_production_usd,

@@ -9,6 +9,7 @@ import { freePort } from '../temporal/dev-server.js';
 import type { FleetScalerInput, FleetScalerResult } from '../../workflows/fleet-scaler.js';
 import type { fleetScaler } from '../../workflows/index.js';
 import { lifecycleStatusQuery } from '../../workflows/index.js';
+import { clockOf } from '../../workflows/domain/policy/clock.js';
 import { type CostFigures, formatUsd } from '../../workflows/domain/policy/cost.js';
 import { fmtDph, fmtGb, fmtRate, table } from '../../workers/cli/format.js';
 import { exportHistory } from '../../workers/cli/history.js';
@@ -122,9 +123,9 @@ async function main(): Promise<void> {
   say(`time runs ${Math.round(1 / scale)}x`);
 
   const minRate = DEFAULT_MIN_RATE;
-  // Durations on the simulators' clock; timeScale lets each lifecycle convert what it measures to real
-  // units itself (workflows/domain/policy/clock.ts), so rates and bars below are real proofs/h, as in production.
-  const compressed = { ...compressedLifecycle(scale), timeScale: scale };
+  // Durations on the simulators' clock, and that clock, with which each lifecycle converts what it measures
+  // to real units itself (workflows/domain/policy/clock.ts): rates and bars below are real proofs/h, as in production.
+  const compressed = { ...compressedLifecycle(scale), clock: clockOf(scale) };
   // Nothing is known about these machines yet, so every offer is an exploration candidate.
   const n = catalogue.offers.length;
   const scalerInput: FleetScalerInput = {
@@ -245,7 +246,7 @@ async function main(): Promise<void> {
     );
   }
   console.log(
-    `\nOperator CLI against this demo:\n  export TEMPORAL_ADDRESS=${temporal.address} SIM_TIME_SCALE=${scale}${ui ? ` TEMPORAL_UI_URL=${ui}` : ''}\n  npx gpu-fleet fleet status\n  npx gpu-fleet report --by gpu`,
+    `\nOperator CLI against this demo:\n  export TEMPORAL_ADDRESS=${temporal.address} ${ui ? ` TEMPORAL_UI_URL=${ui}` : ''}\n  npx gpu-fleet fleet status\n  npx gpu-fleet report --by gpu`,
   );
   const leaked = vast
     .ledger()

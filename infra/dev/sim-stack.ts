@@ -3,7 +3,7 @@ import { NativeConnection } from '@temporalio/worker';
 import type pg from 'pg';
 import { createPool } from '../../activities/store/pool.js';
 import { startEmbeddedPostgres } from '../db/embedded-postgres.js';
-import { type SimOffer, timeScale } from '../sim/scenario.js';
+import type { SimOffer } from '../sim/scenario.js';
 import type { HostBooter } from '../sim/vast/host-boot.js';
 import { startVastSim, type VastSim } from '../sim/vast/server.js';
 import { migrate } from '../sql/migrate.js';
@@ -56,8 +56,6 @@ export async function startSimStack(
       VAST_API_KEY: apiKey,
       HOST_TEMPORAL_ADDRESS: temporal.address,
       VAST_POLL_INTERVAL_MS: 250,
-      // The simulated hosts' proofs are compressed by it: so are the plausibility bounds.
-      SIM_TIME_SCALE: timeScale(),
     },
     pool,
     { connection: nativeConnection, client },

@@ -1,9 +1,8 @@
 -- What each rental cost, in real units at the price Vast bills (workflows/domain/policy/cost.ts). rented_at is the
--- workflow's clock at the rent; time_scale how fast that clock ran (1 in production, the simulators' factor in
--- the demo), so a report can count an open rental on to now. The cost columns are written with the verdict
--- (promoted: its cost until then) and again when the rental ends; production_sec is real seconds since promotion.
+-- time of the rent, from which a report counts an open rental on to now. The cost columns are written by the
+-- lifecycle in real units with the verdict (promoted: its cost until then) and again when the rental ends;
+-- rented_sec and production_sec are real seconds (rented, and since promotion).
 ALTER TABLE instances ADD COLUMN rented_at timestamptz;
-ALTER TABLE instances ADD COLUMN time_scale double precision NOT NULL DEFAULT 1;
 ALTER TABLE instances ADD COLUMN verdict_at timestamptz;
 ALTER TABLE instances ADD COLUMN cost_usd double precision;
 ALTER TABLE instances ADD COLUMN cost_before_verdict_usd double precision;

@@ -9,7 +9,7 @@ import { expectPromoted } from '../helpers/expect-promoted.js';
 import { ensureScalerSchedule } from '../../workers/setup/schedules.js';
 import { instanceLifecycle } from '../../workflows/index.js';
 import { lifecycleWorkflowId } from '../../workflows/domain/task-queues.js';
-import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
+import { fastRequest, type FleetEnv, startFleetEnv, simClock } from '../helpers/fleet-env.js';
 import { simOffer } from '../helpers/offers.js';
 
 const run = promisify(execFile);
@@ -39,7 +39,6 @@ async function cli(
         TEMPORAL_ADDRESS: inject('temporalAddress'),
         CONTROL_TASK_QUEUE: env.taskQueue,
         TEMPORAL_UI_URL: 'http://ui.example:8233',
-        SIM_TIME_SCALE: '0.01',
         USER: 'tester',
         ...extraEnv,
       },
@@ -174,8 +173,9 @@ describe('operator CLI, end to end through Temporal', () => {
   const id = lifecycleWorkflowId(offer.id);
 
   it('deploys, shows fleet status and live status, promotes by override, exports and replays', async () => {
-    // A lenient bar (real proofs/h; deploy passes SIM_TIME_SCALE to the lifecycle) keeps the verdict fast; the override still lands.
-    const dep = await cli(['deploy', String(offer.id), '--min-rate', '29', '--json']);
+    // A lenient bar (real proofs/h; the lifecycle runs on the simulators' clock, --time-scale) keeps the verdict
+    // fast; the override still lands.
+    const dep = await cli(['deploy', String(offer.id), '--min-rate', '29', '--time-scale', '0.01', '--json']);
     expect(dep.code, dep.err).toBe(0);
     const started = json<{ workflowId: string; ui: string; offer: { machineId: number } }>(dep);
     expect(started.workflowId).toBe(id);
@@ -230,12 +230,13 @@ describe('operator CLI, end to end through Temporal', () => {
     // Real time: at 100x a few wall seconds are minutes or hours of rental.
     expect(status.out).toMatch(/rented for\s+\d+ (s|min|h)/);
     expect(status.out).toMatch(/cost\s+\$\d+\.\d+ GPU-\$ \(\$\d+\.\d+ before the verdict/);
-    const sj = json<{ stage: string; instanceId: number; rentalAgeSec: number; timeScale: number }>(
+    const sj = json<{ stage: string; instanceId: number; rentalAgeSec: number; clock: { scale: number } }>(
       await cli(['status', id, '--json']),
     );
     expect(sj.stage).toBe('promoted');
     expect(sj.instanceId).toBeGreaterThan(0);
-    expect(sj.timeScale).toBe(0.01);
+    // The clock the lifecycle was started on, read from the lifecycle (the CLI has no clock setting of its own).
+    expect(sj.clock).toEqual({ scale: 0.01 });
 
     const file = path.join(tmp, 'run.json');
     expect((await cli(['history', 'export', id, file])).out).toMatch(/wrote \d+ events/);
@@ -363,7 +364,7 @@ describe('operator CLI, end to end through Temporal', () => {
     const handle = await env.client.workflow.start(instanceLifecycle, {
       taskQueue: env.taskQueue,
       workflowId: id,
-      args: [fastRequest(watched.id, { minRate: 29, timeScale: 0.01, watch: { intervalSec: 1, samplesPerRun: 2 } })],
+      args: [fastRequest(watched.id, { minRate: 29, watch: { intervalSec: 1, samplesPerRun: 2 } })],
       workflowExecutionTimeout: '5 minutes',
     });
     await expectPromoted(env.client, id);
@@ -375,16 +376,20 @@ describe('operator CLI, end to end through Temporal', () => {
     }
     expect(current.runId).not.toBe(first.runId);
     expect(current.startTime.getTime()).toBeGreaterThan(first.startTime.getTime());
-    const fj = json<{ lifecycles: Array<{ workflowId: string; rentalStartedAt: string }> }>(
+    const wallSec = (Date.now() - first.startTime.getTime()) / 1000;
+    const fj = json<{ lifecycles: Array<{ workflowId: string; rentalStartedAt: string; ageSec: number }> }>(
       await cli(['fleet', 'status', '--json']),
     );
-    expect(fj.lifecycles.find((l) => l.workflowId === id)?.rentalStartedAt).toBe(first.startTime.toISOString());
+    const row = fj.lifecycles.find((l) => l.workflowId === id);
+    expect(row?.rentalStartedAt).toBe(first.startTime.toISOString());
+    // Its age in real time, on the clock its memo carries (100x): at least 100 times the wall seconds so far.
+    expect(row?.ageSec).toBeGreaterThanOrEqual(Math.floor(wallSec * 100));
     const sj = json<{ rentalStartedAt: string }>(await cli(['status', id, '--json']));
     expect(sj.rentalStartedAt).toBe(first.startTime.toISOString());
 
     // --watch on a running lifecycle keeps printing until stopped.
     const watch = await run(process.execPath, ['--import', 'tsx', 'workers/cli.ts', 'status', id, '--watch', '1'], {
-      env: { ...process.env, TEMPORAL_ADDRESS: inject('temporalAddress'), SIM_TIME_SCALE: '0.01' },
+      env: { ...process.env, TEMPORAL_ADDRESS: inject('temporalAddress') },
       timeout: 8000,
     }).catch((e: { stdout: string }) => e);
     expect(watch.stdout.split(`${id} (running)`).length - 1).toBeGreaterThanOrEqual(2);
@@ -407,6 +412,8 @@ describe('operator CLI, end to end through Temporal', () => {
       '3600',
       '--gpu',
       MODEL,
+      '--time-scale',
+      '0.01',
     ]);
     expect(first.code, first.err).toBe(0);
     expect(first.out).toContain('fleet-scaler schedule created, orphan-reconciler schedule created');
@@ -419,14 +426,16 @@ describe('operator CLI, end to end through Temporal', () => {
       '1800',
       '--on-demand-floor',
       '60',
+      '--time-scale',
+      '0.01',
     ]);
     expect(again.out).toContain('fleet-scaler schedule updated, orphan-reconciler schedule updated');
     const desc = await env.client.schedule.getHandle('fleet-scaler').describe();
     expect(desc.policies.overlap).toBe('SKIP');
-    const action = desc.action as { args?: Array<{ targetRate: number; lifecycle?: { timeScale?: number } }> };
-    // Real proofs/h in the schedule; its lifecycles convert the simulators' 100x clock themselves.
+    const action = desc.action as { args?: Array<{ targetRate: number; lifecycle?: { clock?: { scale: number } } }> };
+    // Real proofs/h in the schedule; its lifecycles run on the simulators' 100x clock (--time-scale) and convert.
     expect(action.args?.[0]?.targetRate).toBe(150);
-    expect(action.args?.[0]?.lifecycle?.timeScale).toBe(0.01);
+    expect(action.args?.[0]?.lifecycle?.clock).toEqual({ scale: 0.01 });
 
     const st = await cli(['schedule', 'status']);
     expect(st.code, st.err).toBe(0);
@@ -463,7 +472,7 @@ describe('operator CLI, end to end through Temporal', () => {
         minRate: 1,
         offerCheckSec: 1,
         filter: { gpuModels: [MODEL], minRamMb: 1, minReliability: 0, minCuda: 0, maxOfferDph: 1 },
-        lifecycle: { timeouts: fastRequest(1).timeouts },
+        lifecycle: { timeouts: fastRequest(1).timeouts, clock: simClock() },
       },
     });
     const handle = env.client.schedule.getHandle(scheduleId);

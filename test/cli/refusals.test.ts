@@ -123,7 +123,6 @@ describe('report', () => {
       rentedAt: at(NOW - 6 * 3_600_000),
       verdictAt: at(NOW - 5 * 3_600_000),
       destroyedAt: at(NOW - 3_600_000),
-      timeScale: 1,
       costUsd: 2.5,
       beforeVerdictUsd: 0.5,
       productionUsd: 2,

@@ -24,7 +24,7 @@ import { startTestCluster, type TestCluster } from './cluster-fixture.js';
  * down for 60 s and for 3 minutes: every lifecycle's end is asserted after they come back.
  * SIM_TIME_SCALE=0.01: a 400 s proof takes 4 s.
  */
-const SCALED_MIN_RATE = 10 / 0.01;
+const MIN_RATE = 10;
 // Test-side room for host start-up on a loaded 2-core machine (a simulated host is several tsx processes).
 const ROOM = { hostConnectSec: 120, paramfetchSec: 120, paramfetchStallSec: 30, daemonReadySec: 60 };
 
@@ -80,7 +80,7 @@ describe('a two-node Temporal cluster losing server processes', () => {
         args: [
           fastRequest(takeover.id, {
             benchmarkProofs: 8,
-            minRate: SCALED_MIN_RATE,
+            minRate: MIN_RATE,
             earlyStopAfterProofs: 0,
             // Production heartbeat timing: a takeover of seconds must not read as a lost host.
             timeouts: { ...ROOM, heartbeatSec: DEFAULT_TIMEOUTS.heartbeatSec, benchmarkSec: 300, proofDeadlineSec: 60 },
@@ -145,7 +145,7 @@ describe('a two-node Temporal cluster losing server processes', () => {
             args: [
               fastRequest(offerId, {
                 benchmarkProofs: proofs,
-                minRate: SCALED_MIN_RATE,
+                minRate: MIN_RATE,
                 earlyStopAfterProofs: 0,
                 // Benchmark deadline far past the outage: only the host's own health may decide. The 15 s
                 // heartbeat timeout is far below it, so the steps in flight time out at the server and must

@@ -262,7 +262,7 @@ describe('rented hosts: a token per rental through the host listener', () => {
             fastRequest(offer.id, {
               benchmarkProofs: 4,
               // SIM_TIME_SCALE 0.01: a 400 s proof takes 4 s.
-              minRate: 10 / 0.01,
+              minRate: 10,
               earlyStopAfterProofs: 0,
               timeouts: { hostConnectSec: 120, paramfetchSec: 120, paramfetchStallSec: 30, daemonReadySec: 60 },
             }),

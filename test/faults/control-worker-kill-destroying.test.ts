@@ -18,7 +18,7 @@ import { startVastProxy, type VastProxy } from '../helpers/vast-proxy.js';
  * kill -9 of the control worker while a lifecycle is destroying its instance: the destroy reached Vast
  * and was carried out, but its answer died with the worker. A fresh worker replays the lifecycle and
  * retries the destroy: the instance must be destroyed exactly once and the kill recorded once.
- * A host too slow for the bar (2 proofs per 10 s = 720/h against 1000/h, at SIM_TIME_SCALE=0.01).
+ * A host too slow for the bar (2 proofs per 1000 s = 7.2 real proofs/h against 10).
  */
 const slow = simOffer({ host: { proofSec: 1000 } });
 
@@ -59,7 +59,7 @@ describe('kill -9 of the control worker while a lifecycle destroys its instance'
       workflowId: id,
       args: [
         fastRequest(slow.id, {
-          minRate: 10 / 0.01,
+          minRate: 10,
           benchmarkProofs: 6,
           timeouts: { proofDeadlineSec: 60, benchmarkSec: 120 },
         }),

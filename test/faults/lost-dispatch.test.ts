@@ -11,7 +11,7 @@ import { simOffer } from '../helpers/offers.js';
 import { pollUntil } from '../../infra/dev/poll.js';
 
 const { temporal } = protoPkg;
-const MIN_RATE = 29 / 0.01;
+const MIN_RATE = 29;
 
 /**
  * A step the server hands to a host that never runs it: the GPU-host worker is frozen (SIGSTOP) with a

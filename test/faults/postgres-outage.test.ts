@@ -24,8 +24,8 @@ import { type PrivatePostgres, startPrivatePostgres } from '../helpers/private-p
  */
 const STORE_RETRY_SEC = 2;
 const OUTAGE_MS = 50_000;
-// Healthy: 2 proofs per 4 s = 1800/h; slow: 2 per 10 s = 720/h (scaled back: 18 and 7.2 proofs/h).
-const SCALED_MIN_RATE = 10 / 0.01;
+// Real proofs/h: healthy 2 per 400 s = 18/h; slow 2 per 1000 s = 7.2/h (4 s and 10 s of wall time at 100x).
+const MIN_RATE = 10;
 
 const healthy = simOffer({ host: { proofSec: 400 } });
 const slow = simOffer({ host: { proofSec: 1000 } });
@@ -34,7 +34,7 @@ const promoted = simOffer({ host: { proofSec: 100 } });
 
 function request(offerId: number, over: Partial<LifecycleRequest> = {}): LifecycleRequest {
   return fastRequest(offerId, {
-    minRate: SCALED_MIN_RATE,
+    minRate: MIN_RATE,
     // The slow host must be judged on its full batch, after the outage began.
     earlyStopAfterProofs: 0,
     ...over,

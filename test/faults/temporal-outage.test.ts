@@ -24,7 +24,7 @@ import { recordHistory } from '../helpers/record-history.js';
  * hosts keep working and keep their results; every healthy host must end promoted on the batch it
  * proved, rented once, proving its batch once. SIM_TIME_SCALE=0.01: a 400 s proof takes 4 s.
  */
-const SCALED_MIN_RATE = 10 / 0.01;
+const MIN_RATE = 10;
 const OUTAGE_MS = 30_000;
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'fault-temporal-outage-'));
@@ -83,7 +83,7 @@ async function survives(outageMs: number, s: { longBatch: SimOffer; deadline: Si
       args: [
         fastRequest(offerId, {
           benchmarkProofs: proofs,
-          minRate: SCALED_MIN_RATE,
+          minRate: MIN_RATE,
           earlyStopAfterProofs: 0,
           ...(watchSec ? { watch: { intervalSec: watchSec } } : {}),
           // 900 s: far past the outage, only the host's own health may decide. Heartbeat timeout stays 5 s.

@@ -17,6 +17,7 @@ import { startVastSim, type VastSim } from '../../infra/sim/vast/server.js';
 import type { ControlConfig } from '../../workers/setup/config.js';
 import { createControlWorker } from '../../workers/setup/control-worker-factory.js';
 import { WORKFLOWS_PATH } from '../../workers/setup/workflow-source.js';
+import { clockOf } from '../../workflows/domain/policy/clock.js';
 import { createLogger } from '../../workers/setup/logger.js';
 import { prometheusOptions } from '../../workers/setup/runtime.js';
 import { dataConverter } from '../../workers/setup/temporal-connection.js';
@@ -87,8 +88,6 @@ export async function startFleetEnv(
       VAST_API_KEY: opts.workerApiKey ?? API_KEY,
       HOST_TEMPORAL_ADDRESS: address,
       VAST_POLL_INTERVAL_MS: 200,
-      // The simulated hosts' proofs are compressed by it: so are the plausibility bounds.
-      SIM_TIME_SCALE: timeScale(),
       ...opts.security,
     },
     pool,
@@ -113,12 +112,16 @@ export async function startFleetEnv(
   };
 }
 
+/** The simulators' clock (SIM_TIME_SCALE): lifecycles started against them run on it and report real units. */
+export const simClock = () => clockOf(timeScale());
+
 /** Short durations for tests; SIM_TIME_SCALE=0.01 makes a 100 s simulated proof take 1 s. */
 export function fastRequest(offerId: number, over: Partial<LifecycleRequest> = {}): LifecycleRequest {
   return {
     offerId,
     minRate: 20,
     benchmarkProofs: 4,
+    clock: simClock(),
     ...over,
     // Tests that time a fault against the batch need the whole batch; early promote is asked for by name.
     verdicts: { earlyPromote: false, ...over.verdicts },

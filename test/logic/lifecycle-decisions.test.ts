@@ -9,9 +9,9 @@ import {
   report,
   type Run,
   startLogicEnv,
-  STUB_CLOCK_SCALE,
   until,
   cancelAfterPromotion,
+  STUB_CLOCK,
 } from './harness.js';
 
 let env: LogicEnv;
@@ -162,7 +162,11 @@ describe.concurrent('the lifecycle decides, with every activity a stub', () => {
             ctx.heartbeat({ completed: 2 });
             await sleep(200).catch(() => undefined);
           }
-          return report(2, Date.now() - started, { requested: input.count, deadlineReached: true });
+          // What the stub measured on its clock, in real units (the harness puts it back on the clock).
+          return report(2, (Date.now() - started) / STUB_CLOCK.scale, {
+            requested: input.count,
+            deadlineReached: true,
+          });
         },
       },
     });
@@ -252,7 +256,7 @@ describe.concurrent('the lifecycle decides, with every activity a stub', () => {
     const f = await run.failure();
     expect(f.type).toBe(FailureType.ImplausibleResult);
     expect(f.message).toMatch(/^ImplausibleResult during evaluating: benchmark: /);
-    expect(f.details?.[0]).toMatchObject({ check, where: 'benchmark', clockScale: STUB_CLOCK_SCALE });
+    expect(f.details?.[0]).toMatchObject({ check, where: 'benchmark' });
     expect(outcome(run).map((o) => o.outcome)).toEqual(['killed']);
     expect(run.count('destroyInstance')).toBe(1);
   });
@@ -270,7 +274,7 @@ describe.concurrent('the lifecycle decides, with every activity a stub', () => {
     const f = await run.failure();
     expect(f.type).toBe(FailureType.ImplausibleResult);
     expect(f.message).toMatch(
-      /^ImplausibleResult during promoted: production: claimed [\d.]+ proofs\/h, above the 480000 proofs\/h that 2x RTX 4090 can do/,
+      /^ImplausibleResult during promoted: production: claimed [\d.]+ proofs\/h, above the 480 proofs\/h that 2x RTX 4090 can do/,
     );
     expect(outcome(run).map((o) => o.outcome)).toEqual(['promoted', 'killed']);
     expect(run.count('destroyInstance')).toBe(1);
@@ -316,7 +320,8 @@ describe.concurrent('the lifecycle decides, with every activity a stub', () => {
     );
     const f = await run.failure();
     expect(f.type).toBe(FailureType.VastApiError);
-    expect(f.message).toMatch(/Vast could not be read for \d+ s \(patience 1 s\)/);
+    // Said in real time: the patience of 1 s on the stub clock is 17 real minutes.
+    expect(f.message).toMatch(/Vast could not be read for \d+ min \(patience 17 min\)/);
     expect(run.count('destroyInstance')).toBe(1);
   });
 

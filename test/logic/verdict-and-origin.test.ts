@@ -40,7 +40,7 @@ describe.concurrent('the verdict on a benchmark', () => {
   it('kills a batch the timer cut short as BenchmarkTimeout, even with an operator override', () => {
     const k = killed(judge(report(2, 2_700_000, { deadlineReached: true }), 2.67, input, override));
     expect(k.type).toBe(FailureType.BenchmarkTimeout);
-    expect(k.message).toBe('benchmark did not finish within 2700 s (2/12 proofs)');
+    expect(k.message).toBe('benchmark did not finish within 45 min (2/12 proofs)');
     expect(k.details?.[0]).toMatchObject({ completed: 2, requested: 12, expectedMs: 1_489_655 });
   });
 

@@ -9,7 +9,9 @@ import {
   startLogicEnv,
   inputsOf,
   cancelAfterPromotion,
+  STUB_CLOCK,
 } from './harness.js';
+import { clockRate } from '../../workflows/domain/policy/clock.js';
 
 let env: LogicEnv;
 beforeAll(async () => {
@@ -37,8 +39,9 @@ describe.concurrent('verdicts in the lifecycle, with every activity a stub', () 
     });
     await promotedThenCancelled(run);
     // The stub offer has 2 GPUs and 251 GB: 2-way, so the floor of 3 proofs (earlyStopAfterProofs) rules.
+    // The bar on the host's clock (the stub clock, 1000x): the host judges what it measures there.
     expect(inputsOf(run, 'runBenchmark')[0]).toMatchObject({
-      earlyPromote: { minRate: 29, confidence: 0.95, minProofs: 3 },
+      earlyPromote: { minRate: clockRate(29, STUB_CLOCK), confidence: 0.95, minProofs: 3 },
     });
     expect(inputsOf(run, 'recordOutcome')[0]).toMatchObject({ outcome: 'promoted' });
     expect(String(inputsOf(run, 'recordOutcome')[0]?.reason)).toMatch(

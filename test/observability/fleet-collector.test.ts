@@ -28,7 +28,7 @@ describe('fleet totals from the store', () => {
         const key = `collector-${randomUUID()}`;
         return db.query(
           `INSERT INTO instances (rental_key, workflow_id, offer_id, instance_id, dph_total, stage, outcome, bench_rate,
-             created_at, destroyed_at)
+             rented_at, destroyed_at)
            VALUES ($1, $1, 1, $2, $3, 'x', $4, $5, now() - make_interval(secs => $6::float8 * 3600),
              CASE WHEN $7::float8 IS NULL THEN NULL ELSE now() - make_interval(secs => $7::float8 * 3600) END)`,
           [key, o.instanceId, o.dph, o.outcome ?? null, o.rate ?? null, o.rentedHoursAgo, o.destroyedHoursAgo ?? null],

@@ -14,8 +14,7 @@ const logFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'fleet-log-')), 'wo
 process.env.FLEET_ENV_JSON_LOG = logFile;
 const { API_KEY, fastRequest, startFleetEnv } = await import('../helpers/fleet-env.js');
 
-const SCALE = 0.01;
-const MIN_RATE = 29 / SCALE;
+const MIN_RATE = 29;
 const timeouts = { paramfetchStallSec: 15 };
 const healthy = simOffer({ gpu_name: 'RTX 4090', num_gpus: 2, host: { proofSec: 100 } });
 const slow = simOffer({ gpu_name: 'RTX 3060', num_gpus: 1, host: { proofSec: 600 } });

@@ -9,7 +9,8 @@ import {
   minProofSec,
   PLAUSIBILITY_BOUNDS,
 } from '../../workflows/domain/policy/claims.js';
-import type { ProofTiming } from '../../workflows/domain/types.js';
+import { clockOf, realRate, realReport } from '../../workflows/domain/policy/clock.js';
+import type { BenchmarkReport, ProofTiming } from '../../workflows/domain/types.js';
 
 const timing = (index: number, totalMs: number): ProofTiming => ({
   index,
@@ -20,6 +21,16 @@ const timing = (index: number, totalMs: number): ProofTiming => ({
 /** 12 proofs around `ms`, spread a few percent as real proofs are. */
 const realistic = (ms: number) =>
   Array.from({ length: 12 }, (_, i) => timing(i, Math.round(ms * (0.97 + (i % 5) * 0.015))));
+
+/** A full batch of these proofs, as a host reports it. */
+const batch = (timings: ProofTiming[]): BenchmarkReport => ({
+  requested: timings.length,
+  completed: timings.length,
+  elapsedMs: timings.reduce((s, t) => s + t.totalMs, 0),
+  concurrency: 1,
+  timings,
+  deadlineReached: false,
+});
 
 describe('plausibility bounds (workflows/domain/policy/plausibility-bounds.json)', () => {
   it('is a well-formed table: positive seconds per proof per model, a loosest bound for unknown models', () => {
@@ -43,7 +54,7 @@ describe('plausibility bounds (workflows/domain/policy/plausibility-bounds.json)
     expect(minProofSec('RTX 5070 Ti')).toBeLessThan(37.7 / 1.5);
     expect(minProofSec('RTX 4090')).toBeLessThan(143 / 1.5);
     expect(minProofSec('RTX 3090')).toBeLessThan(138 / 1.5);
-    expect(ceilingRate('A40', 2, 1)).toBeGreaterThan(35.9 * 3);
+    expect(ceilingRate('A40', 2)).toBeGreaterThan(35.9 * 3);
   });
 
   it('refuses a malformed table instead of judging hosts with it', () => {
@@ -65,14 +76,14 @@ describe('plausibility bounds (workflows/domain/policy/plausibility-bounds.json)
 });
 
 describe('implausible claims', () => {
-  const host = { gpuName: 'RTX 4090', gpus: 2, clockScale: 1 };
+  const host = { gpuName: 'RTX 4090', gpus: 2 };
 
   it('passes the rate a healthy 2x A40 measured (35.9 proofs/h) and realistic timings', () => {
     expect(implausibleEvidence({ ...host, gpuName: 'A40', rate: 35.9, timings: realistic(200_000) })).toBeNull();
   });
 
   it('flags a rate above what the GPUs can do: 2x RTX 4090 at 15 s per proof cannot exceed 480 proofs/h', () => {
-    expect(ceilingRate('RTX 4090', 2, 1)).toBe(480);
+    expect(ceilingRate('RTX 4090', 2)).toBe(480);
     expect(implausibleEvidence({ ...host, rate: 480, timings: realistic(15_000) })).toBeNull();
     const e = implausibleEvidence({ ...host, rate: 481, timings: realistic(15_000) });
     expect(e).toMatchObject({ check: 'rate-above-ceiling', rate: 481, ceilingRate: 480, gpus: 2, minProofSec: 15 });
@@ -82,22 +93,20 @@ describe('implausible claims', () => {
   });
 
   it('judges an unknown model by the loosest bound, and more GPUs by a higher ceiling', () => {
-    expect(ceilingRate('Some Future GPU', 1, 1)).toBe(3600 / PLAUSIBILITY_BOUNDS.unknownModelMinProofSec);
-    expect(ceilingRate('RTX 4090', 4, 1)).toBe(2 * ceilingRate('RTX 4090', 2, 1));
+    expect(ceilingRate('Some Future GPU', 1)).toBe(3600 / PLAUSIBILITY_BOUNDS.unknownModelMinProofSec);
+    expect(ceilingRate('RTX 4090', 4)).toBe(2 * ceilingRate('RTX 4090', 2));
     // A rate only an unknown model's bound allows is still refused for a known, slower one.
     expect(implausibleEvidence({ ...host, gpuName: 'RTX 3060', gpus: 1, rate: 200, timings: [] })).not.toBeNull();
     expect(implausibleEvidence({ ...host, gpuName: 'Some Future GPU', gpus: 1, rate: 200, timings: [] })).toBeNull();
   });
 
-  it('scales the bound with the simulators compressed clock, and only then', () => {
-    // At SIM_TIME_SCALE=0.01 a 100 s proof takes 1 s: 100x the rate is the same claim.
-    expect(ceilingRate('RTX 4090', 1, 0.01)).toBeCloseTo(24_000, 6);
-    expect(
-      implausibleEvidence({ ...host, gpus: 1, clockScale: 0.01, rate: 3600, timings: realistic(1000) }),
-    ).toBeNull();
-    expect(
-      implausibleEvidence({ ...host, gpus: 1, clockScale: 1, rate: 3600, timings: realistic(1000) }),
-    ).toMatchObject({
+  it('judges what the host measured on a compressed clock once the lifecycle converts it with its Clock', () => {
+    // At 100x a 100 s proof takes 1 s: 3600 proofs per clock hour on one GPU is 36 real proofs/h.
+    const clock = clockOf(0.01);
+    const timings = realReport(batch(realistic(1000)), clock).timings;
+    expect(implausibleEvidence({ ...host, gpus: 1, rate: realRate(3600, clock), timings })).toBeNull();
+    // The same figures taken as real are impossible.
+    expect(implausibleEvidence({ ...host, gpus: 1, rate: 3600, timings: realistic(1000) })).toMatchObject({
       check: 'rate-above-ceiling',
     });
   });

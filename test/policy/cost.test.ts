@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { clockRate, realDurationsInText, realMs, realReport, realSec } from '../../workflows/domain/policy/clock.js';
+import {
+  clockOf,
+  clockRate,
+  REAL_TIME,
+  realDuration,
+  realMs,
+  realReport,
+  realSec,
+} from '../../workflows/domain/policy/clock.js';
 import {
   costAt,
   formatCost,
@@ -12,10 +20,12 @@ import {
 
 const T0 = Date.parse('2026-12-05T00:00:00Z');
 const MIN = 60_000;
+/** The simulators' clock in the demo: 100x. */
+const FAST = clockOf(0.01);
 
 describe('cost ledger (GPU-$ at the billed price, from workflow time)', () => {
   it('counts rent to now before the verdict, then production after it', () => {
-    let l = openLedger(0.4, T0, 1);
+    let l = openLedger(0.4, T0, REAL_TIME);
     expect(costAt(l, T0 + 30 * MIN)).toMatchObject({
       totalUsd: 0.2,
       beforeVerdictUsd: 0.2,
@@ -32,34 +42,34 @@ describe('cost ledger (GPU-$ at the billed price, from workflow time)', () => {
   });
 
   it('counts a compressed clock in real time: 36 s at 100x is an hour', () => {
-    const l = openLedger(0.5, T0, 0.01);
+    const l = openLedger(0.5, T0, FAST);
     const c = costAt(l, T0 + 36_000);
     expect(c.totalUsd).toBeCloseTo(0.5, 9);
     expect(c.rentedSec).toBe(3600);
   });
 
   it('keeps the old price for the time before a reprice', () => {
-    let l = promoted(openLedger(1, T0, 1), T0);
+    let l = promoted(openLedger(1, T0, REAL_TIME), T0);
     l = repriced(l, 2, T0 + 60 * MIN);
     expect(costAt(l, T0 + 90 * MIN).productionUsd).toBeCloseTo(2, 9);
     expect(repriced(l, 2, T0 + 70 * MIN)).toBe(l);
   });
 
   it('survives JSON (continue-as-new) unchanged', () => {
-    const l = promoted(openLedger(0.37, T0, 0.01), T0 + 5000);
+    const l = promoted(openLedger(0.37, T0, FAST), T0 + 5000);
     const back = JSON.parse(JSON.stringify(l)) as typeof l;
     expect(costAt(back, T0 + 20_000)).toEqual(costAt(l, T0 + 20_000));
   });
 
   it('never counts time backwards', () => {
-    const l = openLedger(1, T0, 1);
+    const l = openLedger(1, T0, REAL_TIME);
     expect(costAt(l, T0 - MIN).totalUsd).toBe(0);
   });
 });
 
 describe('formatting with units', () => {
   it('says the kill clause as "after 47 min, $0.31"', () => {
-    const c = costAt(openLedger(0.4, T0, 1), T0 + 47 * MIN);
+    const c = costAt(openLedger(0.4, T0, REAL_TIME), T0 + 47 * MIN);
     expect(formatCost(c)).toBe('after 47 min, $0.31');
     expect(formatCost(null)).toBe('nothing rented, $0');
   });
@@ -74,10 +84,10 @@ describe('formatting with units', () => {
 
 describe('the clock conversion', () => {
   it('turns a host-clock report into real time and a real bar into the host clock', () => {
-    expect(realMs(1000, 0.01)).toBe(100_000);
-    expect(realSec(27_000, 0.01)).toBe(2700);
+    expect(realMs(1000, FAST)).toBe(100_000);
+    expect(realSec(27_000, FAST)).toBe(2700);
     // 29 real proofs/h is 2900 per compressed hour at 100x.
-    expect(clockRate(29, 0.01)).toBeCloseTo(2900, 9);
+    expect(clockRate(29, FAST)).toBeCloseTo(2900, 9);
     const r = realReport(
       {
         requested: 2,
@@ -95,7 +105,7 @@ describe('the clock conversion', () => {
           requested: 12,
         },
       },
-      0.01,
+      FAST,
     );
     expect(r.elapsedMs).toBe(200_000);
     // The host's early-stop evidence in real proofs/h: 1600 per compressed hour is 16 per real one.
@@ -104,15 +114,16 @@ describe('the clock conversion', () => {
   });
 });
 
-describe('durations in failure messages', () => {
-  it('says host-clock seconds in real time, once', () => {
-    expect(realDurationsInText('paramfetch stalled: no progress for 20 s', 0.01)).toBe(
-      'paramfetch stalled: no progress for 33 min',
-    );
-    expect(realDurationsInText('benchmark did not finish within 27 s (2/4 proofs)', 0.01)).toBe(
-      'benchmark did not finish within 45 min (2/4 proofs)',
-    );
-    expect(realDurationsInText('exit code 101 after 12 s', 1)).toBe('exit code 101 after 12 s');
-    expect(realDurationsInText('3 proofs/h is below 29', 0.01)).toBe('3 proofs/h is below 29');
+describe('durations in messages', () => {
+  it('says a span on the clock in real time, where the message is made', () => {
+    expect(realDuration(20, FAST)).toBe('33 min');
+    expect(realDuration(27, FAST)).toBe('45 min');
+    expect(realDuration(12, REAL_TIME)).toBe('12 s');
+  });
+
+  it('refuses a clock outside (0, 1]', () => {
+    expect(() => clockOf(0)).toThrow(RangeError);
+    expect(() => clockOf(2)).toThrow(RangeError);
+    expect(clockOf(1)).toEqual(REAL_TIME);
   });
 });

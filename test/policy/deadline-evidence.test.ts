@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { clockOf, REAL_TIME } from '../../workflows/domain/policy/clock.js';
 import { unheardDeadline } from '../../workflows/domain/policy/deadline-evidence.js';
 
 const T0 = 1_000_000;
@@ -8,6 +9,7 @@ const facts = (over: Partial<Parameters<typeof unheardDeadline>[0]> = {}) => ({
   unheardSinceMs: null,
   heartbeatSec: 60,
   deadlineSec: 45 * 60,
+  clock: REAL_TIME,
   ...over,
 });
 
@@ -22,7 +24,15 @@ describe('a deadline is evidence only if we were listening', () => {
     // The deadline fell 120 s into a 180 s server outage: the timer fires when the server returns.
     const u = unheardDeadline(facts({ firedAtMs: T0 + 60_000 + 120_000 }));
     expect(u).toMatchObject({ lateSec: 180, unheardSec: null, extendSec: 240 });
-    expect(u?.why).toMatch(/fired 180 s late/);
+    expect(u?.why).toMatch(/fired 3 min late/);
+  });
+
+  it('says what it missed in real time when the clock is compressed', () => {
+    const clock = clockOf(0.01);
+    // The same outage on a clock 100x fast: 1.8 s of workflow time late is 3 real minutes.
+    const u = unheardDeadline(facts({ clock, heartbeatSec: 0.6, deadlineSec: 27, firedAtMs: T0 + 1800 }));
+    expect(u?.lateSec).toBeCloseTo(1.8, 5);
+    expect(u?.why).toMatch(/fired 3 min late/);
   });
 
   it('is not heard when the host’s batch had gone unheard at the server, whatever the ratio of lengths', () => {

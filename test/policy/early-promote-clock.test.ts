@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { batchFor } from '../../workflows/lifecycle/benchmark.js';
 import { judge } from '../../workflows/lifecycle/verdict.js';
-import { realReport } from '../../workflows/domain/policy/clock.js';
+import { clockOf, realReport } from '../../workflows/domain/policy/clock.js';
 import { withDefaults } from '../../workflows/domain/policy/defaults.js';
 import { earlyPromoteEvidence } from '../../workflows/domain/policy/early-promote.js';
 import { benchRate } from '../../workflows/domain/policy/early-promote-plan.js';
@@ -15,7 +15,7 @@ import type { BenchmarkReport } from '../../workflows/domain/types.js';
 
 const SCALE = 0.01;
 const MIN = 60_000;
-const input = withDefaults({ offerId: 7, minRate: 29, timeScale: SCALE, benchmarkProofs: 12 });
+const input = withDefaults({ offerId: 7, minRate: 29, clock: clockOf(SCALE), benchmarkProofs: 12 });
 const plan = { concurrency: 2, partitionWorkers: 4, warmupPartitionWorkers: 4 };
 const batch = batchFor(input, plan, 2, false);
 
@@ -58,7 +58,7 @@ describe('early promote on the hosts clock', () => {
       deadlineReached: false,
       promotedEarly: evidence!,
     };
-    const real = realReport(host, SCALE);
+    const real = realReport(host, input.clock);
     expect(real.promotedEarly).toMatchObject({ completed: 4, requested: 12, elapsedMs: 4 * MIN, minRate: 29 });
     expect(real.promotedEarly!.projectedRate).toBeCloseTo(60, 1);
     expect(real.promotedEarly!.rateLowerBound).toBeGreaterThanOrEqual(29);

@@ -15,7 +15,6 @@ function row(over: Partial<SpendRow>): SpendRow {
     rentedAt: at(NOW - 2 * H),
     verdictAt: null,
     destroyedAt: null,
-    timeScale: 1,
     costUsd: null,
     beforeVerdictUsd: null,
     productionUsd: null,
@@ -62,7 +61,6 @@ describe('fleet spend report on a known fleet', () => {
       // Each rental once, by its last outcome: the RateDegraded rental was promoted, then killed.
       promoted: 1,
       killed: 3,
-      uncosted: 0,
       // 0.6 x 3 h + 0.2 x 0.5 h + 0.25 + 2.5
       spentUsd: 4.65,
       beforeVerdictUsd: 0.6 + 0.1 + 0.25 + 0.5,
@@ -99,12 +97,12 @@ describe('fleet spend report on a known fleet', () => {
     ]);
   });
 
-  it('counts an open demo rental in real time and flags rentals that ended without a cost', () => {
-    const demo = row({ rentedAt: at(NOW - 36_000), timeScale: 0.01, dph: 1 });
-    const old = row({ outcome: 'killed', failureType: 'ProofFailed', destroyedAt: at(NOW - H) });
-    const r = spendReport([demo, old], NOW, at(NOW - H), null);
-    expect(r.total.spentUsd).toBeCloseTo(1, 9);
-    expect(r.total.uncosted).toBe(1);
+  it('counts a rental that ended without its lifecycle counting it at its price over the rented span', () => {
+    // Terminated without a verdict, its instance destroyed by the reconciler an hour after the rent.
+    const terminated = row({ rentedAt: at(NOW - 3 * H), destroyedAt: at(NOW - 2 * H), dph: 0.8 });
+    const r = spendReport([terminated], NOW, at(NOW - 4 * H), null);
+    expect(r.total.spentUsd).toBeCloseTo(0.8, 9);
+    expect(r.total.spendNowDph).toBe(0);
   });
 
   it('counts a promoted rental whose price moved: the recorded cost up to the move, the new price after', () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { killedTodayByType, listUrl, savedViews } from '../../workers/cli/views.js';
 import { promoteRefusal } from '../../workflows/promote-override.js';
+import { REAL_TIME } from '../../workflows/domain/policy/clock.js';
 import type { LifecycleStatus } from '../../workflows/domain/types.js';
 import { currentDetails, type DetailsState } from '../../workflows/ui/current-details.js';
 import { grpcCodeName } from '../../workflows/ui/grpc-codes.js';
@@ -121,6 +122,7 @@ describe('the promote override validator', () => {
     startedAt: '',
     stageDeadline: null,
     failureType: null,
+    clock: REAL_TIME,
     ...over,
   });
   const o = { operator: 'ops', reason: 'known good' };

@@ -65,7 +65,7 @@ describe('encrypted histories, end to end', () => {
     const handle = await env.client.workflow.start(instanceLifecycle, {
       taskQueue: env.taskQueue,
       workflowId: id,
-      args: [fastRequest(offer.id, { minRate: 29 / 0.01 })],
+      args: [fastRequest(offer.id, { minRate: 29 })],
     });
     await expectPromoted(env.client, id);
     expect((await handle.query(lifecycleStatusQuery)).gpuName).toBe('RTX 4090 ENCRYPTED');

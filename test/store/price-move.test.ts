@@ -22,7 +22,6 @@ const promotedRental = (machineId: number) =>
     dphTotal: 0.6,
     bidDph: 0.4,
     rentedAt: iso(T0),
-    timeScale: 1,
     instanceId: machineId,
   });
 

@@ -28,7 +28,6 @@ const FLAGS = [
   '--disable-component-update',
   '--disable-sync',
 ];
-const SCALE = 0.01;
 /** Test-side deadlines for a machine shared by many suites: these tests are about what the UI shows. */
 const LOADED_MACHINE = {
   hostConnectSec: 120,
@@ -134,7 +133,7 @@ describe.runIf(existsSync(CHROMIUM) || process.env.CI)('an operator reads lifecy
     await env.client.workflow.start(instanceLifecycle, {
       taskQueue: env.taskQueue,
       workflowId: id,
-      args: [fastRequest(slow.id, { minRate: MIN_RATE, timeScale: SCALE, timeouts: LOADED_MACHINE })],
+      args: [fastRequest(slow.id, { minRate: MIN_RATE, timeouts: LOADED_MACHINE })],
       workflowExecutionTimeout: '8 minutes',
       ...startMeta(slow),
     });
@@ -170,7 +169,6 @@ describe.runIf(existsSync(CHROMIUM) || process.env.CI)('an operator reads lifecy
         fastRequest(healthy.id, {
           // Generous: on a loaded machine this host must still be promoted and kept.
           minRate: 1,
-          timeScale: SCALE,
           timeouts: LOADED_MACHINE,
           watch: { intervalSec: 1, windowSamples: 2, floorRate: 1, samplesPerRun: 3 },
         }),

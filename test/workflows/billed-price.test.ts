@@ -7,11 +7,10 @@ import { lifecycleWorkflowId } from '../../workflows/domain/task-queues.js';
 import { cancelAndWait, cancelStillRunning } from '../helpers/cancel-and-wait.js';
 import { expectCleanedUp, expectKilled } from '../helpers/expect-kill.js';
 import { fleetBase } from '../helpers/fleet-base.js';
-import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
+import { fastRequest, type FleetEnv, startFleetEnv, simClock } from '../helpers/fleet-env.js';
 import { simOffer } from '../helpers/offers.js';
 
-const SCALE = 0.01;
-const MIN_RATE = 29 / SCALE;
+const MIN_RATE = 29;
 const DISK_GB = 200;
 // A model name of this file's own: GPU-model history is shared across the test database.
 const MODEL = `SIM-STORAGE-${Date.now()}`;
@@ -77,7 +76,7 @@ describe('ranked, budgeted and watched on the price Vast bills', () => {
       minRate: MIN_RATE,
       offerCheckSec: 2,
       filter: { ...filter, maxOfferDph: 1 },
-      lifecycle: { benchmarkProofs: 4, diskGb: DISK_GB, timeouts: fastRequest(1).timeouts },
+      lifecycle: { benchmarkProofs: 4, diskGb: DISK_GB, timeouts: fastRequest(1).timeouts, clock: simClock() },
     };
     const result = await env.client.workflow.execute(fleetScaler, {
       taskQueue: env.taskQueue,

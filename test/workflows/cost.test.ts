@@ -54,10 +54,9 @@ async function storedCost(workflowId: string) {
     cost_usd: number;
     cost_before_verdict_usd: number;
     cost_production_usd: number;
-    time_scale: number;
     bench_rate: number | null;
   }>(
-    `SELECT cost_usd, cost_before_verdict_usd, cost_production_usd, time_scale, bench_rate
+    `SELECT cost_usd, cost_before_verdict_usd, cost_production_usd, bench_rate
      FROM instances WHERE workflow_id = $1`,
     [workflowId],
   );
@@ -67,12 +66,7 @@ async function storedCost(workflowId: string) {
 describe('a lifecycle knows what it cost, in real units at the billed price', () => {
   it('a killed lifecycle: cost in its failure message, details, store and CostUsd match the simulated bill', async () => {
     const id = `cost-killed-${slow.id}`;
-    const k = await expectKilled(
-      env,
-      id,
-      fastRequest(slow.id, { minRate: 29, timeScale: SCALE, timeouts: LOADED }),
-      'BenchRateBelowMin',
-    );
+    const k = await expectKilled(env, id, fastRequest(slow.id, { minRate: 29, timeouts: LOADED }), 'BenchRateBelowMin');
     const cost = k.details.cost as CostFigures;
     expectBilled(cost, slow.id);
     expect(cost.productionUsd).toBe(0);
@@ -85,7 +79,6 @@ describe('a lifecycle knows what it cost, in real units at the billed price', ()
     const row = await storedCost(id);
     expect(row?.cost_usd).toBeCloseTo(cost.totalUsd, 5);
     expect(row?.cost_before_verdict_usd).toBeCloseTo(cost.totalUsd, 5);
-    expect(row?.time_scale).toBe(SCALE);
     const desc = await env.client.workflow.getHandle(id).describe();
     const sa = desc.searchAttributes.CostUsd?.[0] as number;
     expect(Math.abs(sa - cost.totalUsd)).toBeLessThan((simBill(slow.id).dph * TOLERANCE_WALL_SEC) / SCALE / 3600);
@@ -100,7 +93,6 @@ describe('a lifecycle knows what it cost, in real units at the billed price', ()
       args: [
         fastRequest(degrading.id, {
           minRate: 29,
-          timeScale: SCALE,
           timeouts: LOADED,
           watch: { intervalSec: 2, windowSamples: 2, degradedSamples: 2, floorRate: 29, samplesPerRun: 3 },
         }),
@@ -114,7 +106,7 @@ describe('a lifecycle knows what it cost, in real units at the billed price', ()
         : await handle.result().then(String, (e: unknown) => String(e instanceof Error ? e.cause : e));
     expect(verdict, why).toBe('promoted');
     const atVerdict = await handle.query(lifecycleStatusQuery);
-    expect(atVerdict.timeScale).toBe(SCALE);
+    expect(atVerdict.clock).toEqual({ scale: SCALE });
     // A real rate: two 100 s proofs at a time is about 72 proofs/h, not 7200.
     expect(atVerdict.rate).toBeGreaterThan(29);
     expect(atVerdict.rate).toBeLessThan(200);

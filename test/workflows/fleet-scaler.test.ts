@@ -4,13 +4,12 @@ import { ensureScalerSchedule } from '../../workers/setup/schedules.js';
 import type { FleetScalerInput } from '../../workflows/fleet-scaler.js';
 import { fleetScaler } from '../../workflows/index.js';
 import { lifecycleWorkflowId } from '../../workflows/domain/task-queues.js';
-import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
+import { fastRequest, type FleetEnv, startFleetEnv, simClock } from '../helpers/fleet-env.js';
 import { cancelAndWait, cancelStillRunning } from '../helpers/cancel-and-wait.js';
 import { fleetBase } from '../helpers/fleet-base.js';
 import { simOffer } from '../helpers/offers.js';
 import { waitForPromotionRecorded, waitForVerdict } from '../../infra/dev/verdict.js';
 
-const SCALE = 0.01;
 // Model names unique to this file: GPU-model history is shared across the test database.
 const FAST = `SIM-FAST-${Date.now()}`;
 const SLOW = `SIM-SLOW-${Date.now()}`;
@@ -30,10 +29,10 @@ const offers = {
 let env: FleetEnv;
 beforeAll(async () => {
   env = await startFleetEnv(Object.values(offers));
-  // What earlier benchmarks taught: FAST proves ~3500/h per GPU (compressed time), SLOW is too slow.
+  // What earlier benchmarks taught (real proofs/h): FAST proves ~35/h per GPU, SLOW is too slow.
   await env.pool.query(
     `INSERT INTO host_perf (machine_id, gpu_name, num_gpus, benchmarks, best_rate, last_rate, last_dph)
-     VALUES ($1, $2, 2, 1, 7000, 7000, 0.6), ($3, $4, 1, 1, 500, 500, 0.1)`,
+     VALUES ($1, $2, 2, 1, 70, 70, 0.6), ($3, $4, 1, 1, 5, 5, 0.1)`,
     [offers.best.machine_id + 900_000, FAST, offers.slowModel.machine_id + 900_000, SLOW],
   );
   await env.pool.query(`INSERT INTO bad_machines (machine_id, reason, source) VALUES ($1, 'DaemonOOM x1', 'rule')`, [
@@ -52,16 +51,16 @@ afterAll(async () => {
 });
 
 const input = (over: Partial<FleetScalerInput> = {}): FleetScalerInput => ({
-  targetRate: 12_000,
+  targetRate: 120,
   maxDph: 2.0,
   maxInstances: 4,
   maxConcurrentBenchmarks: 3,
   explorationSlots: 1,
-  minRate: 29 / SCALE,
+  minRate: 29,
   // Generous: under a loaded CI machine the raced offer's lifecycle can take longer than 8 s to fail.
   offerCheckSec: 20,
   filter: { gpuModels: [FAST, SLOW, NEW], minRamMb: 64_000, minReliability: 0.9, minCuda: 12, maxOfferDph: 3 },
-  lifecycle: { benchmarkProofs: 4, timeouts: fastRequest(1).timeouts },
+  lifecycle: { benchmarkProofs: 4, timeouts: fastRequest(1).timeouts, clock: simClock() },
   ...over,
 });
 
@@ -82,7 +81,7 @@ describe('fleetScaler', () => {
       taskQueue: env.taskQueue,
       workflowId: `scaler-${offers.best.id}`,
       // Three FAST hosts' worth: known offers first, then one exploration slot for the unseen model.
-      args: [relative({ targetRate: 20_000 })],
+      args: [relative({ targetRate: 200 })],
       workflowExecutionTimeout: '3 minutes',
     });
     const startedIds = result.started.map((s) => s.offerId);
@@ -118,10 +117,10 @@ describe('fleetScaler', () => {
     const again = await env.client.workflow.execute(fleetScaler, {
       taskQueue: env.taskQueue,
       workflowId: `scaler-again-${offers.best.id}`,
-      args: [relative({ targetRate: 10_000 })],
+      args: [relative({ targetRate: 100 })],
       workflowExecutionTimeout: '3 minutes',
     });
-    expect(again.fleetRate - base.rate).toBeGreaterThanOrEqual(10_000);
+    expect(again.fleetRate - base.rate).toBeGreaterThanOrEqual(100);
     expect(again.started).toEqual([]);
     const rented = env.sim.ledger().filter((l) => !l.destroyed); // this file's simulator only
     expect(rented.length).toBeLessThanOrEqual(4);

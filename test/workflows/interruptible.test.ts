@@ -10,7 +10,7 @@ import { cancelAndWait, cancelStillRunning } from '../helpers/cancel-and-wait.js
 import { expectCleanedUp, expectKilled } from '../helpers/expect-kill.js';
 import { waitForBenchmarkRunning } from '../helpers/fault-probes.js';
 import { fleetBase } from '../helpers/fleet-base.js';
-import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
+import { fastRequest, type FleetEnv, startFleetEnv, simClock } from '../helpers/fleet-env.js';
 import { simOffer } from '../helpers/offers.js';
 import { pollUntil } from '../../infra/dev/poll.js';
 
@@ -20,8 +20,7 @@ import { pollUntil } from '../../infra/dev/poll.js';
  * the machine never marked, the instance destroyed, the scaler renting a replacement), and a bid too
  * low at create (BidTooLow). One fleet for the file.
  */
-const SCALE = 0.01;
-const MIN_RATE = 29 / SCALE;
+const MIN_RATE = 29;
 // GPU-model history is shared across the test database: a model of this file's own.
 const MODEL = `SIM-SPOT-${Date.now()}`;
 const bid = (maxBidDph: number): BidPolicy => ({ marginPct: 15, maxBidDph, rebids: 1 });
@@ -154,7 +153,7 @@ describe('interruptible rentals', () => {
         minRate: MIN_RATE,
         offerCheckSec: 5,
         filter: { gpuModels: [MODEL], minRamMb: 64_000, minReliability: 0.9, minCuda: 12, maxOfferDph: 3 },
-        lifecycle: { benchmarkProofs: 4, timeouts: request(1, {}).timeouts },
+        lifecycle: { benchmarkProofs: 4, timeouts: request(1, {}).timeouts, clock: simClock() },
         capacity: { onDemandFloorRate: 0, bidMarginPct: 15, maxBidFraction: 0.8, rebids: 1 },
       };
       const result = await env.client.workflow.execute(fleetScaler, {

@@ -7,7 +7,7 @@ import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.
 import { cancelAndWait } from '../helpers/cancel-and-wait.js';
 import { simOffer } from '../helpers/offers.js';
 
-const MIN_RATE = 29 / 0.01;
+const MIN_RATE = 29;
 
 // One offer per failure mode of the seeds, each injected through the simulators.
 const o = {

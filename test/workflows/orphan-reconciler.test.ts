@@ -22,7 +22,7 @@ afterAll(async () => {
 
 describe('orphan reconciliation', () => {
   it('destroys an instance whose lifecycle was terminated, and leaves owned ones alone', async () => {
-    const req = fastRequest(orphaned.id, { minRate: 29 / 0.01 });
+    const req = fastRequest(orphaned.id, { minRate: 29 });
     const victim = await env.client.workflow.start(instanceLifecycle, {
       taskQueue: env.taskQueue,
       workflowId: `orphan-${orphaned.id}`,
@@ -31,7 +31,7 @@ describe('orphan reconciliation', () => {
     const keeper = await env.client.workflow.start(instanceLifecycle, {
       taskQueue: env.taskQueue,
       workflowId: `owned-${owned.id}`,
-      args: [fastRequest(owned.id, { minRate: 29 / 0.01 })],
+      args: [fastRequest(owned.id, { minRate: 29 })],
     });
     await expectPromoted(env.client, victim.workflowId);
     await expectPromoted(env.client, keeper.workflowId);
@@ -44,7 +44,7 @@ describe('orphan reconciliation', () => {
     const successor = await env.client.workflow.start(instanceLifecycle, {
       taskQueue: env.taskQueue,
       workflowId: victim.workflowId,
-      args: [fastRequest(next.id, { minRate: 29 / 0.01 })],
+      args: [fastRequest(next.id, { minRate: 29 })],
     });
     await expectPromoted(env.client, successor.workflowId);
     // Its row is asserted promoted below: the record follows the promoted stage.

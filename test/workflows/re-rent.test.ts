@@ -11,14 +11,14 @@ import { fleetScaler, instanceLifecycle } from '../../workflows/index.js';
 import { hostTaskQueue, instanceLabel, lifecycleWorkflowId, rentalKey } from '../../workflows/domain/task-queues.js';
 import type { LifecycleRequest } from '../../workflows/domain/types.js';
 import { cancelAndWait } from '../helpers/cancel-and-wait.js';
-import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
+import { fastRequest, type FleetEnv, startFleetEnv, simClock } from '../helpers/fleet-env.js';
 import { hostProcesses } from '../helpers/host-processes.js';
 import { simOffer } from '../helpers/offers.js';
 import { pollUntil } from '../../infra/dev/poll.js';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
-const MIN_RATE = 29 / 0.01;
+const MIN_RATE = 29;
 // Healthy hosts: each offer is rented twice below, on the same workflow id (the id names the offer).
 const killedThenPromoted = simOffer({ host: { proofSec: 100 } });
 // A GPU model of its own, so the scaler below finds this offer only.
@@ -89,7 +89,12 @@ async function rentByScaler(o: typeof watchKilledTwice): Promise<Rental> {
         minRate: MIN_RATE,
         offerCheckSec: 2,
         filter: { gpuModels: [o.gpu_name], minRamMb: 64_000, minReliability: 0.9, minCuda: 12, maxOfferDph: 3 },
-        lifecycle: { benchmarkProofs: 4, timeouts: fastRequest(o.id).timeouts, watch: { intervalSec: 1 } },
+        lifecycle: {
+          benchmarkProofs: 4,
+          timeouts: fastRequest(o.id).timeouts,
+          clock: simClock(),
+          watch: { intervalSec: 1 },
+        },
       },
     ],
     workflowExecutionTimeout: '2 minutes',

@@ -3,7 +3,7 @@ import type { FleetScalerInput } from '../../workflows/fleet-scaler.js';
 import { fleetScaler } from '../../workflows/index.js';
 import { expectCleanedUp } from '../helpers/expect-kill.js';
 import { cancelAndWait } from '../helpers/cancel-and-wait.js';
-import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
+import { fastRequest, type FleetEnv, startFleetEnv, simClock } from '../helpers/fleet-env.js';
 import { simOffer } from '../helpers/offers.js';
 
 // Model name unique to this file: GPU-model history is shared across the test database.
@@ -30,10 +30,10 @@ describe('Vast answers read as Vast means them (end to end on the simulator)', (
       // The namespace is shared: a lifecycle another file left running counts as a benchmark in flight.
       maxConcurrentBenchmarks: 1_000,
       explorationSlots: 1,
-      minRate: 29 / 0.01,
+      minRate: 29,
       offerCheckSec: 3,
       filter: { gpuModels: [MODEL], minRamMb: 64_000, minReliability: 0.9, minCuda: 12, maxOfferDph: 3 },
-      lifecycle: { benchmarkProofs: 4, timeouts: fastRequest(1).timeouts },
+      lifecycle: { benchmarkProofs: 4, timeouts: fastRequest(1).timeouts, clock: simClock() },
     };
     const result = await env.client.workflow.execute(fleetScaler, {
       taskQueue: env.taskQueue,

@@ -32,7 +32,7 @@ async function expectPromotedThroughChaos(
   const handle = await env.client.workflow.start(instanceLifecycle, {
     taskQueue: env.taskQueue,
     workflowId: id,
-    args: [fastRequest(offer.id, { minRate: 29 / 0.01, timeouts: { waitRunningSec: 60 }, ...over })],
+    args: [fastRequest(offer.id, { minRate: 29, timeouts: { waitRunningSec: 60 }, ...over })],
     workflowExecutionTimeout: '10 minutes',
   });
   await expectPromoted(env.client, id);

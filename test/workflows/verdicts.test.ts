@@ -9,13 +9,13 @@ import { lifecycleWorkflowId } from '../../workflows/domain/task-queues.js';
 import type { LifecycleRequest, LifecycleStatus } from '../../workflows/domain/types.js';
 import type { SimOffer } from '../../infra/sim/scenario.js';
 import { cancelAndWait, cancelStillRunning } from '../helpers/cancel-and-wait.js';
-import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
+import { fastRequest, type FleetEnv, startFleetEnv, simClock } from '../helpers/fleet-env.js';
 import { simOffer } from '../helpers/offers.js';
 import { pollUntil } from '../../infra/dev/poll.js';
 import { waitForPromotionRecorded } from '../../infra/dev/verdict.js';
 
 // 29 proofs/h in real time; SIM_TIME_SCALE=0.01 makes a 100 s proof take 1 s, so rates are 100x.
-const MIN_RATE = 29 / 0.01;
+const MIN_RATE = 29;
 const PROOFS = 8;
 // Healthy hosts: 2x GPU, 251 GB (2 at a time), 100 s a proof: 72 proofs/h, well above 29. An early
 // promotion itself is proven by the host's step (test/activities/early-promote-activity.test.ts) and the
@@ -87,7 +87,7 @@ async function scale(o: SimOffer) {
         minRate: MIN_RATE,
         offerCheckSec: 2,
         filter: { gpuModels: [o.gpu_name], minRamMb: 64_000, minReliability: 0.9, minCuda: 12, maxOfferDph: 3 },
-        lifecycle: { benchmarkProofs: PROOFS, timeouts: TIMEOUTS, watch: { intervalSec: 1 } },
+        lifecycle: { benchmarkProofs: PROOFS, timeouts: TIMEOUTS, clock: simClock(), watch: { intervalSec: 1 } },
       },
     ],
     workflowExecutionTimeout: '2 minutes',

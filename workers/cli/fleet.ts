@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import { SA } from '../../workflows/domain/search-attributes.js';
 import { instanceLifecycle } from '../../workflows/index.js';
 import { chainStart } from './age.js';
-import { realAgeSec, timeScale } from './units.js';
+import { memoClock, realAgeSec } from './units.js';
 
 export interface FleetRow {
   workflowId: string;
@@ -31,12 +31,10 @@ export interface FleetTotals {
   dollarsPerProof: number | null;
   /** What the listed lifecycles have cost (CostUsd), GPU-$. */
   costUsd: number;
-  timeScale: number;
 }
 
 /** Running lifecycles from Temporal visibility, with the search attributes they keep current. */
 export async function fleetStatus(client: Client, now = Date.now()): Promise<FleetRow[]> {
-  const scale = timeScale();
   const rows: FleetRow[] = [];
   for await (const wf of client.workflow.list({
     query: `WorkflowType = "${instanceLifecycle.name}" AND ExecutionStatus = "Running"`,
@@ -56,7 +54,8 @@ export async function fleetStatus(client: Client, now = Date.now()): Promise<Fle
       dollarsPerHour: sa.get(SA.dollarsPerHour) ?? null,
       costUsd: sa.get(SA.costUsd) ?? null,
       rentalStartedAt: start.toISOString(),
-      ageSec: realAgeSec(now - start.getTime(), scale),
+      // On the lifecycle's own clock: each carries it in its memo.
+      ageSec: realAgeSec(now - start.getTime(), memoClock(wf.memo)),
     });
   }
   return rows.sort((a, b) => a.workflowId.localeCompare(b.workflowId));
@@ -80,6 +79,5 @@ export function fleetTotals(rows: FleetRow[]): FleetTotals {
     dollarsPerHour: Math.round(dph * 1000) / 1000,
     dollarsPerProof: proofs > 0 ? dph / proofs : null,
     costUsd: Math.round(cost * 10_000) / 10_000,
-    timeScale: timeScale(),
   };
 }

@@ -4,7 +4,8 @@ import { SA } from '../../workflows/domain/search-attributes.js';
 import type { LifecycleStatus } from '../../workflows/domain/types.js';
 import { chainStart } from './age.js';
 import { costAt, type CostFigures } from '../../workflows/domain/policy/cost.js';
-import { realAgeSec, timeScale } from './units.js';
+import { type Clock, realRate } from '../../workflows/domain/policy/clock.js';
+import { realAgeSec } from './units.js';
 
 export interface LiveStatus extends LifecycleStatus {
   /** Progress the running host activity last heartbeated (proofs done, elapsed), if any. */
@@ -60,8 +61,8 @@ export interface StatusView {
   /** A write the lifecycle waits on while our Postgres is down (the host is not at fault). */
   waitingOn: { write: string; since: string; attempts: number; lastError: string } | null;
   pendingActivity: { type: string; attempt: number } | null;
-  /** The clock scale the lifecycle converts with (its input; SIM_TIME_SCALE for older ones; 1 = real time). */
-  timeScale: number;
+  /** The lifecycle's clock (its input, from its status query): scale 1 is real time. */
+  clock: Clock;
 }
 
 const ProgressShape = (v: unknown): v is { completed: number; requested: number; elapsedMs: number } =>
@@ -76,8 +77,8 @@ export async function statusView(client: Client, workflowId: string, now = Date.
   const desc = await handle.describe();
   const live = await liveStatus(client, workflowId);
   const sa = desc.typedSearchAttributes;
-  // The lifecycle reports in real units; only what the CLI reads off clocks (heartbeats, ages) needs its scale.
-  const scale = live.timeScale ?? timeScale();
+  // The lifecycle reports in real units; only what the CLI reads off clocks (heartbeats, ages) needs its clock.
+  const { clock } = live;
   // One progress figure: the host's live heartbeat while the benchmark runs, else the workflow's own.
   const hb =
     live.activity?.type === 'runBenchmark' && ProgressShape(live.activity.heartbeat) ? live.activity.heartbeat : null;
@@ -86,7 +87,7 @@ export async function statusView(client: Client, workflowId: string, now = Date.
     ? {
         completedProofs: p.completed,
         requestedProofs: p.requested,
-        elapsedSec: hb ? realAgeSec(p.elapsedMs, scale) : Math.round(p.elapsedMs / 1000),
+        elapsedSec: hb ? realAgeSec(p.elapsedMs, clock) : Math.round(p.elapsedMs / 1000),
         from: hb ? 'host heartbeat' : 'workflow',
       }
     : null;
@@ -94,12 +95,11 @@ export async function statusView(client: Client, workflowId: string, now = Date.
   let rateKind: StatusView['rateKind'] = null;
   // The benchmark's rate is BenchRate; a promoted lifecycle's own `rate` moves on with its watch windows.
   const benchRate = sa.get(SA.benchRate) ?? live.rate;
-  const realOf = (r: number) => (live.timeScale === undefined ? r * scale : r);
   if (benchRate !== null) {
-    rate = realOf(benchRate);
+    rate = benchRate;
     rateKind = 'benchmark';
   } else if (hb && hb.completed > 0 && hb.elapsedMs > 0) {
-    rate = (hb.completed * 3_600_000 * scale) / hb.elapsedMs;
+    rate = realRate((hb.completed * 3_600_000) / hb.elapsedMs, clock);
     rateKind = 'so far';
   }
   const dph = sa.get(SA.dollarsPerHour) ?? null;
@@ -113,7 +113,7 @@ export async function statusView(client: Client, workflowId: string, now = Date.
     execution: desc.status.name,
     stage: live.stage,
     stageDeadline: live.stageDeadline,
-    stageTimeLeftSec: deadline === null ? null : Math.max(0, realAgeSec(deadline - now, scale)),
+    stageTimeLeftSec: deadline === null ? null : Math.max(0, realAgeSec(deadline - now, clock)),
     offerId: live.offerId,
     instanceId: live.instanceId,
     machineId: sa.get(SA.machineId) ?? null,
@@ -122,11 +122,11 @@ export async function statusView(client: Client, workflowId: string, now = Date.
     rateProofsPerHour: rate === null ? null : Math.round(rate * 10) / 10,
     rateKind,
     productionRateProofsPerHour:
-      live.stage === 'promoted' && live.rate !== null ? Math.round(realOf(live.rate) * 10) / 10 : null,
+      live.stage === 'promoted' && live.rate !== null ? Math.round(live.rate * 10) / 10 : null,
     dollarsPerHour: dph,
     dollarsPerProof: dph !== null && rate ? dph / rate : null,
     rentalStartedAt: start.toISOString(),
-    rentalAgeSec: realAgeSec(now - start.getTime(), scale),
+    rentalAgeSec: realAgeSec(now - start.getTime(), clock),
     failureType: live.failureType,
     cost,
     waitingOn: live.waitingOn
@@ -138,6 +138,6 @@ export async function statusView(client: Client, workflowId: string, now = Date.
         }
       : null,
     pendingActivity: live.activity ? { type: live.activity.type, attempt: live.activity.attempt } : null,
-    timeScale: scale,
+    clock,
   };
 }

@@ -1,22 +1,39 @@
+import type { Command } from 'commander';
 import { z } from 'zod';
-import { realSec } from '../../workflows/domain/policy/clock.js';
+import { type Clock, clockOf, REAL_TIME, realSec } from '../../workflows/domain/policy/clock.js';
+import { decimalNumber } from './args.js';
 
 /**
- * The simulators compress time by SIM_TIME_SCALE (0.01 = 100x faster). Lifecycles take the factor as
- * input and report in real units themselves (workflows/domain/policy/clock.ts); this CLI needs it only to give
- * the lifecycles it starts (deploy, schedule setup) and to show ages it reads off wall clocks in real time.
+ * A lifecycle reports in real units itself (workflows/domain/policy/clock.ts); the CLI converts only the
+ * ages it reads off wall clocks (rental age, a host's heartbeat), with the clock of the lifecycle it shows.
  */
-const ScaleSchema = z.coerce.number().gt(0).max(1);
+const ClockMemo = z.object({ clock: z.object({ scale: z.number().gt(0).max(1) }) });
 
-export function timeScale(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = env.SIM_TIME_SCALE;
-  if (raw === undefined || raw === '') return 1;
-  const r = ScaleSchema.safeParse(raw);
-  if (!r.success) throw new Error(`SIM_TIME_SCALE must be a number in (0, 1], got '${raw}'`);
-  return r.data;
+/** The clock a lifecycle carries in its memo (set when its first run starts; workflows/lifecycle/journal.ts). */
+export function memoClock(memo: Record<string, unknown> | undefined): Clock {
+  const r = ClockMemo.safeParse(memo ?? {});
+  // Its first workflow task has not run yet: it has measured nothing, and its age is still wall time.
+  return r.success ? clockOf(r.data.clock.scale) : REAL_TIME;
 }
 
-/** Real seconds for a span the CLI measured on the wall clock, which the simulators' hosts share. */
-export function realAgeSec(wallMs: number, scale = timeScale()): number {
-  return realSec(wallMs, scale);
+/** Real seconds for a span the CLI measured on the wall clock, which the lifecycle's hosts share. */
+export function realAgeSec(wallMs: number, clock: Clock): number {
+  return realSec(wallMs, clock);
+}
+
+/**
+ * `--time-scale` for the commands that start lifecycles (deploy, schedule setup): the clock they run on.
+ * Only against the simulators, which compress time (0.01 = 100x); real time without it.
+ */
+export function addTimeScaleFlag(cmd: Command): Command {
+  return cmd.option(
+    '--time-scale <scale>',
+    "the simulators' time compression the lifecycles run at, in (0, 1] (0.01 = 100x faster; default 1: real time)",
+    decimalNumber('--time-scale', 0, 1, '', true),
+  );
+}
+
+/** The clock for lifecycles this command starts: `--time-scale`, else real time. */
+export function startClock(timeScale: number | undefined): Clock {
+  return timeScale === undefined ? REAL_TIME : clockOf(timeScale);
 }

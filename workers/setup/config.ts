@@ -83,11 +83,6 @@ const controlFields = z.object({
   NOTIFY_WEBHOOK_SECRET: unsetIfEmpty(z.string().min(16, 'must be at least 16 characters').optional()),
   /** How often the fleet totals (spend, rate, instances) are read from the store for /metrics; default 15 s. */
   FLEET_METRICS_INTERVAL_MS: z.coerce.number().int().positive().optional(),
-  /**
-   * Only against the simulators: their time compression (0.01 = 100x faster), so the plausibility bounds
-   * (real seconds per proof) are compressed alike. Unset (1) in production.
-   */
-  SIM_TIME_SCALE: z.coerce.number().positive().max(1).optional(),
 });
 
 /** Control worker: holds the Vast key and the database; runs workflows, Vast and store activities. */

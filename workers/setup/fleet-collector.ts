@@ -32,11 +32,10 @@ export async function readFleet(pool: pg.Pool | pg.PoolClient): Promise<FleetSna
     promoted: string;
     undestroyed_kill: string;
   }>(`SELECT
-        -- An ended rental's cost as its lifecycle counted it; else billed $/h x real hours since the rent
-        -- (time_scale converts the simulators' clock; rows from before cost keeping count from created_at).
+        -- An ended rental's cost as its lifecycle counted it; else billed $/h x hours since the rent.
         SUM(CASE WHEN cost_usd IS NOT NULL AND (destroyed_at IS NOT NULL OR outcome = 'killed') THEN cost_usd
-                 ELSE dph_total * EXTRACT(EPOCH FROM (COALESCE(destroyed_at, now()) - COALESCE(rented_at, created_at)))
-                      / 3600 / time_scale END)::float8 AS spend_usd,
+                 ELSE dph_total * EXTRACT(EPOCH FROM (COALESCE(destroyed_at, now()) - rented_at)) / 3600
+            END)::float8 AS spend_usd,
         SUM(dph_total) FILTER (WHERE destroyed_at IS NULL)::float8 AS spend_usd_per_hour,
         SUM(bench_rate) FILTER (WHERE destroyed_at IS NULL AND outcome = 'promoted')::float8 AS rate,
         COUNT(*) FILTER (WHERE destroyed_at IS NULL AND outcome IS NULL) AS benchmarking,

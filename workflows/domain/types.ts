@@ -2,6 +2,7 @@ import type { FailureType } from './failures.js';
 import type { EarlyPromoteEvidence } from './policy/early-promote.js';
 import type { Confidence } from './policy/student-t.js';
 import type { BenchInputPolicy, BenchInputRequest, FitnessPolicy, FitnessRequest } from './policy/fitness.js';
+import type { Clock } from './policy/clock.js';
 import type { CostFigures, CostLedger } from './policy/cost.js';
 
 /** Stages a lifecycle passes through, in order; also the LifecycleStage search attribute. */
@@ -131,11 +132,11 @@ export interface LifecycleInput {
   /** Rent as an interruptible instance with this bid policy (absent: on-demand). */
   bid?: BidPolicy;
   /**
-   * How fast the hosts' clock runs against real time: 1 in production; the simulators' SIM_TIME_SCALE
-   * (0.01 = 100x) in the demo. Durations in `timeouts`/`watch` are on that clock; minRate and every
-   * rate, duration and cost the lifecycle reports are real (policy/clock.ts converts).
+   * The lifecycle's clock against real time (policy/clock.ts): real time in production, compressed
+   * against the simulators. Durations in `timeouts`/`watch` are on it; minRate and every rate, duration
+   * and cost the lifecycle reports are real.
    */
-  timeScale: number;
+  clock: Clock;
   resume?: ResumeState;
 }
 
@@ -195,11 +196,6 @@ export interface RentedInstance {
   offer: OfferFacts;
   /** Set when rented as an interruptible instance. */
   bid?: RentedBid;
-  /**
-   * The control worker's clock against real time: absent or 1 in production, the simulators'
-   * SIM_TIME_SCALE when it runs against them. The plausibility bounds (real seconds) are scaled by it.
-   */
-  clockScale?: number;
   /**
    * When the server stops accepting the host's per-rental token (ISO, wall time); absent without a token
    * key. Not secret: the token itself stays in the instance's env. The watch retires the host before it.
@@ -287,8 +283,8 @@ export interface LifecycleStatus {
   waitingOn?: StoreWait | null;
   /** True while the benchmark runs on a machine back from an expired mark (no early promote). */
   probation?: boolean;
-  /** The clock scale the lifecycle converts with (see LifecycleInput.timeScale). */
-  timeScale?: number;
+  /** The clock the lifecycle converts with (LifecycleInput.clock): a reader converts its own ages with it. */
+  clock: Clock;
   /** Cost up to the workflow's last step; `costLedger` lets a reader count on to its own now (policy/cost.ts). */
   cost?: CostFigures | null;
   costLedger?: CostLedger | null;

@@ -1,4 +1,4 @@
-import { realReport } from '../domain/policy/clock.js';
+import { realDuration, realReport } from '../domain/policy/clock.js';
 import type { BenchmarkPlan } from '../domain/policy/concurrency.js';
 import { benchRate, type Standing } from '../domain/policy/early-promote-plan.js';
 import type { BenchmarkReport, LifecycleInput, RentedInstance } from '../domain/types.js';
@@ -28,7 +28,7 @@ export async function benchmarkStage(
   overridden: boolean,
 ): Promise<{ report: BenchmarkReport; rate: number }> {
   const { standing, unread } = await readStanding(journal, inst);
-  journal.status.probation = standing === 'probation' && unread === undefined;
+  journal.onProbation(standing === 'probation' && unread === undefined);
   journal.view.planned(plan.concurrency);
   const batch = batchFor(input, plan, inst.offer.numGpus, overridden, standing);
   // Recorded, never awaited: the batch, its verdict and a kill's destroy do not wait for Postgres.
@@ -45,19 +45,17 @@ export async function benchmarkStage(
   const hostReport = await benchmarkAgainstTimer((b) => host.runBenchmark(b), batch, {
     benchmarkSec: input.timeouts.benchmarkSec,
     heartbeatSec: input.timeouts.heartbeatSec,
-    timeScale: input.timeScale,
+    clock: input.clock,
     unheardSince: () => host.unheardSince(),
     onUnheard: (u) => {
       void journal.note(
-        `benchmark deadline not heard: ${u.why}; listening ${u.extendSec} s for the host's kept batch`,
-        {
-          ...u,
-        },
+        `benchmark deadline not heard: ${u.why}; listening ${realDuration(u.extendSec, input.clock)} for the host's kept batch`,
+        { ...u },
       );
     },
   });
   journal.throwIfRefused();
-  const report = realReport(hostReport, input.timeScale);
+  const report = realReport(hostReport, input.clock);
   const rate = benchRate(report);
   await journal.benchmarked(inst, report, rate);
   return { report, rate };

@@ -8,7 +8,7 @@ import {
 import type { BenchmarkInput } from '../../activities/gpu-host/activities.js';
 import { hostTimedOut, killFailure } from '../classify.js';
 import { FailureType } from '../domain/failures.js';
-import { clockRate, formatDuration, realSec } from '../domain/policy/clock.js';
+import { type Clock, clockRate, realDuration, realSec } from '../domain/policy/clock.js';
 import { type UnheardDeadline, unheardDeadline } from '../domain/policy/deadline-evidence.js';
 import type { BenchmarkPlan } from '../domain/policy/concurrency.js';
 import { earlyPromotePlan, type Standing } from '../domain/policy/early-promote-plan.js';
@@ -34,7 +34,7 @@ export function batchFor(
           // its own siblings (the bench measured a healthy 2x A40 at 6-way killed otherwise).
           earlyStop: {
             // The host judges on its own clock (policy/clock.ts).
-            minRate: clockRate(input.minRate, input.timeScale),
+            minRate: clockRate(input.minRate, input.clock),
             minProofs: Math.max(input.earlyStopAfterProofs, plan.concurrency + 1),
             gpus,
           },
@@ -42,7 +42,7 @@ export function batchFor(
       : {}),
     // Early promote's bar too, so its projected rate is judged on the clock it is measured on.
     ...(earlyPromote
-      ? { earlyPromote: { ...earlyPromote, minRate: clockRate(earlyPromote.minRate, input.timeScale) } }
+      ? { earlyPromote: { ...earlyPromote, minRate: clockRate(earlyPromote.minRate, input.clock) } }
       : {}),
   };
 }
@@ -51,7 +51,7 @@ export function batchFor(
 export interface DeadlineWatch {
   benchmarkSec: number;
   heartbeatSec: number;
-  timeScale: number;
+  clock: Clock;
   /** Since when the host's batch has gone unheard at the server (being collected by step id); null while heard. */
   unheardSince: () => number | null;
   /** The deadline passed while we were not listening: a lifecycle event (the extension's timer says it in history). */
@@ -96,11 +96,11 @@ async function raceTimer(
   const timerScope = new CancellationScope();
   const dueAtMs = Date.now() + w.benchmarkSec * 1000;
   const batch = batchScope.run(() => runBenchmark(batchInput));
-  // Shown in real time: the timer runs on the hosts' clock (policy/clock.ts).
+  // Shown in real time: the timer runs on the lifecycle's clock (policy/clock.ts).
   const timer = timerIn(
     timerScope,
     w.benchmarkSec * 1000,
-    `benchmark deadline (${formatDuration(realSec(w.benchmarkSec * 1000, w.timeScale))})`,
+    `benchmark deadline (${realDuration(w.benchmarkSec, w.clock)})`,
   );
   let unheard: UnheardDeadline | null = null;
   try {
@@ -112,13 +112,14 @@ async function raceTimer(
       unheardSinceMs: w.unheardSince(),
       heartbeatSec: w.heartbeatSec,
       deadlineSec: w.benchmarkSec,
+      clock: w.clock,
     });
     if (unheard) {
       w.onUnheard(unheard);
       const extension = timerIn(
         timerScope,
         unheard.extendSec * 1000,
-        `listening for the host's kept batch (${formatDuration(realSec(unheard.extendSec * 1000, w.timeScale))})`,
+        `listening for the host's kept batch (${realDuration(unheard.extendSec, w.clock)})`,
       );
       const settled = batch.then(
         () => 'batch' as const,
@@ -131,7 +132,7 @@ async function raceTimer(
   } catch (err) {
     const ours = !CancellationScope.current().consideredCancelled;
     // Nothing the host proved could be collected after a deadline we did not hear: no evidence either way.
-    if (unheard && ours && (isCancellation(err) || hostTimedOut(err))) throw unobserved(unheard, count, err);
+    if (unheard && ours && (isCancellation(err) || hostTimedOut(err))) throw unobserved(unheard, count, err, w.clock);
     // The host acknowledged our cancel without a report: a timeout with unknown progress.
     if (isCancellation(err) && batchScope.consideredCancelled && ours) {
       return {
@@ -149,14 +150,15 @@ async function raceTimer(
   }
 }
 
-function unobserved(u: UnheardDeadline, requested: number, err: unknown): ApplicationFailure {
+function unobserved(u: UnheardDeadline, requested: number, err: unknown, clock: Clock): ApplicationFailure {
+  const real = (clockSec: number) => realSec(clockSec * 1000, clock);
   return killFailure(
     FailureType.BenchmarkUnobserved,
     `the benchmark deadline passed while we could not hear the host (${u.why}), and its kept batch could not be collected: no evidence against the host`,
     {
-      lateSec: u.lateSec,
-      unheardSec: u.unheardSec,
-      listenedSec: u.extendSec,
+      lateSec: real(u.lateSec),
+      unheardSec: u.unheardSec === null ? null : real(u.unheardSec),
+      listenedSec: real(u.extendSec),
       requested,
       lastError: err instanceof Error ? err.message.slice(0, 300) : String(err),
     },

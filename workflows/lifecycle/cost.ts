@@ -1,4 +1,5 @@
 import { SA } from '../domain/search-attributes.js';
+import type { Clock } from '../domain/policy/clock.js';
 import { costAt, type CostFigures, type CostLedger, openLedger, promoted, repriced } from '../domain/policy/cost.js';
 
 /**
@@ -6,7 +7,7 @@ import { costAt, type CostFigures, type CostLedger, openLedger, promoted, repric
  * around the pure ledger (policy/cost.ts). Times are the workflow's clock (Date.now() in a workflow is
  * deterministic), so replay counts the same dollars.
  */
-export function costKeeper(timeScale: number, carried?: CostLedger) {
+export function costKeeper(clock: Clock, carried?: CostLedger) {
   let ledger: CostLedger | null = carried ?? null;
   /** Billing stops at the destroy, so the cost stops counting there. */
   let destroyedAtMs: number | null = null;
@@ -15,11 +16,7 @@ export function costKeeper(timeScale: number, carried?: CostLedger) {
     now,
     ledger: () => ledger,
     rented(dph: number, atMs = Date.now()): void {
-      ledger = openLedger(dph, atMs, timeScale);
-    },
-    /** A run continued before costs were kept: count from here, as promoted (its earlier cost is unknown). */
-    resumed(dph: number): void {
-      ledger ??= promoted(openLedger(dph, Date.now(), timeScale), Date.now());
+      ledger = openLedger(dph, atMs, clock);
     },
     /** The verdict: production from here on. Returns the cost of finding out. */
     promoted(): CostFigures | null {

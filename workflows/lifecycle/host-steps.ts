@@ -1,4 +1,10 @@
-import { isCancellation, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  isCancellation,
+  proxyActivities,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { BenchmarkInput, GpuHostActivities } from '../../activities/gpu-host/activities.js';
 import type { FitnessInput } from '../../activities/gpu-host/fitness.js';
 import { benchmarkOptions, hostOptions } from '../activity-options.js';
@@ -7,10 +13,12 @@ import {
   hostTimedOut,
   lostBeforeFirstHeartbeat,
   type Origin,
+  originOf,
   tagOrigin,
   timeoutTypeOf,
 } from '../classify.js';
 import { FailureType } from '../domain/failures.js';
+import { type Clock, realDuration } from '../domain/policy/clock.js';
 import type { BenchInputPolicy } from '../domain/policy/fitness.js';
 import type { LifecycleInput, LifecycleTimeouts } from '../domain/types.js';
 import { gpuLabel, hostSummary } from '../ui/summaries.js';
@@ -19,6 +27,29 @@ import type { Journal } from './journal.js';
 
 /** Times a kept step is collected again after timing out at the server; then the timeout stands (HostLost). */
 const MAX_STEP_RESUMES = 3;
+
+/**
+ * A host words a stall or a wait in seconds of its own clock; the lifecycle says it in real time, made
+ * from the number it passed the step (`say`; null keeps the host's message), so a kill reads
+ * "no progress for 33 min" against the simulators as in production.
+ */
+async function inRealTime<T>(
+  step: Promise<T>,
+  type: FailureType,
+  say: (details: Record<string, unknown>) => string | null,
+): Promise<T> {
+  try {
+    return await step;
+  } catch (err) {
+    const cause = err instanceof ActivityFailure ? err.cause : err;
+    if (!(cause instanceof ApplicationFailure) || cause.type !== type) throw err;
+    const first: unknown = cause.details?.[0];
+    const message = say(first !== null && typeof first === 'object' ? (first as Record<string, unknown>) : {});
+    if (message === null) throw err;
+    const details = cause.details ? [...cause.details] : [];
+    throw tagOrigin(ApplicationFailure.create({ type, message, nonRetryable: true, details }), originOf(err));
+  }
+}
 
 /**
  * The rented host's steps, each delivered on the host's own queue. `answered` turns true once the host
@@ -34,6 +65,7 @@ export class HostSteps {
   private readonly benchmarkBatch: GpuHostActivities;
 
   private readonly t: LifecycleTimeouts;
+  private readonly clock: Clock;
   /** Daemon restarts left for the transport-error remedy, across both warmups. */
   private restartsLeft: number;
   /** Workflow time the running step timed out at the server (its heartbeats stopped reaching us); null while heard. */
@@ -46,6 +78,7 @@ export class HostSteps {
   ) {
     const t = input.timeouts;
     this.t = t;
+    this.clock = input.clock;
     this.answered = input.resume !== undefined;
     this.restartsLeft = input.transportErrorRestarts;
     // Each call carries a summary for the UI: "benchmark 12 proofs ×3 on 2x A40".
@@ -71,14 +104,23 @@ export class HostSteps {
   /** The benchmark's C1 input at C1_PATH: present, cached beside the parameters, or downloaded now. */
   ensureBenchInput(req: BenchInputPolicy) {
     const { url, sha256, stallSec } = req;
-    return this.deliver('ensureBenchInput', (id) =>
-      this.daemonWork.ensureBenchInput({ url, sha256, stallSec, stepId: id }),
+    return inRealTime(
+      this.deliver('ensureBenchInput', (id) => this.daemonWork.ensureBenchInput({ url, sha256, stallSec, stepId: id })),
+      FailureType.BenchInputFetchFailed,
+      (d) =>
+        d.stalled === true
+          ? `C1 download stalled: no byte for ${realDuration(stallSec, this.clock)} after ${String(d.bytes)} bytes`
+          : null,
     );
   }
 
   paramfetch() {
     const stallSec = this.t.paramfetchStallSec;
-    return this.deliver('paramfetch', (id) => this.firstContact.paramfetch({ stallSec, stepId: id }), 'host-first');
+    return inRealTime(
+      this.deliver('paramfetch', (id) => this.firstContact.paramfetch({ stallSec, stepId: id }), 'host-first'),
+      FailureType.ParamfetchFailed,
+      (d) => (d.stalled === true ? `paramfetch stalled: no progress for ${realDuration(stallSec, this.clock)}` : null),
+    );
   }
 
   inspect() {
@@ -87,7 +129,11 @@ export class HostSteps {
 
   startDaemon(partitionWorkers: number) {
     const readySec = this.t.daemonReadySec;
-    return this.deliver('startDaemon', (id) => this.daemonWork.startDaemon({ partitionWorkers, readySec, stepId: id }));
+    return inRealTime(
+      this.deliver('startDaemon', (id) => this.daemonWork.startDaemon({ partitionWorkers, readySec, stepId: id })),
+      FailureType.DaemonNeverReady,
+      () => `cuzk-daemon did not answer GetStatus within ${realDuration(readySec, this.clock)}`,
+    );
   }
 
   /**

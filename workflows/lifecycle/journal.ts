@@ -5,6 +5,7 @@ import {
   proxyActivities,
   proxyLocalActivities,
   setHandler,
+  upsertMemo,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { StoreActivities } from '../../activities/store/activities.js';
@@ -44,6 +45,7 @@ function initialStatus(input: LifecycleInput, ids: LifecycleIds): LifecycleStatu
     stageDeadline: null,
     failureType: null,
     waitingOn: null,
+    clock: input.clock,
   };
 }
 
@@ -52,7 +54,8 @@ function initialStatus(input: LifecycleInput, ids: LifecycleIds): LifecycleStatu
  * log lines and the store's events and records. The runbook says what happened; the journal writes it.
  */
 export class Journal {
-  readonly status: LifecycleStatus;
+  /** What the outside reads (the status query, the UI's details); only the journal's methods change it. */
+  private readonly st: LifecycleStatus;
   /**
    * The store, each write queued behind the earlier ones (a row before its events, Postgres's order) and
    * waiting out an outage; awaiting a call waits for that write. Decisions never await one: the journal's
@@ -83,11 +86,10 @@ export class Journal {
     readonly ids: LifecycleIds,
   ) {
     const status = initialStatus(input, ids);
-    this.status = status;
-    const cost = costKeeper(input.timeScale, input.resume?.cost);
-    if (input.resume) cost.resumed(input.resume.rented.offer.dphTotal);
+    this.st = status;
+    const cost = costKeeper(input.clock, input.resume?.cost);
     this.cost = cost;
-    const view = lifecycleView(status, () => cost.now(), input.timeScale);
+    const view = lifecycleView(status, () => cost.now(), input.clock);
     this.view = view;
     const showWait = (wait: LifecycleStatus['waitingOn']) => {
       status.waitingOn = wait;
@@ -96,7 +98,6 @@ export class Journal {
     const t = input.timeouts;
     setHandler(lifecycleStatusQuery, () => ({
       ...status,
-      timeScale: input.timeScale,
       cost: cost.now(),
       costLedger: cost.ledger(),
     }));
@@ -121,6 +122,9 @@ export class Journal {
         showWait,
       ),
     );
+    // For readers without a query (the CLI's fleet list): the clock its ages convert with. Continue-as-new
+    // carries the memo on (watch.ts).
+    if (!input.resume) upsertMemo({ clock: input.clock });
     this.seqNo = input.resume?.seq ?? 0;
     this.inst = input.resume?.rented ?? null;
     if (input.resume) {
@@ -191,6 +195,11 @@ export class Journal {
     }
   }
 
+  /** The status as the outside reads it. */
+  get status(): Readonly<LifecycleStatus> {
+    return this.st;
+  }
+
   get rented(): RentedInstance | null {
     return this.inst;
   }
@@ -228,8 +237,8 @@ export class Journal {
 
   /** The stage in the status, search attribute and metric; its store event is `recordStage`'s. */
   markStage(stage: Stage, budgetSec?: number): void {
-    this.status.stage = stage;
-    this.status.stageDeadline = budgetSec ? new Date(Date.now() + budgetSec * 1000).toISOString() : null;
+    this.st.stage = stage;
+    this.st.stageDeadline = budgetSec ? new Date(Date.now() + budgetSec * 1000).toISOString() : null;
     upsertSearchAttributes([{ key: SA.stage, value: stage }, ...this.cost.attribute()]);
     fleetMetrics.stageEntered(stage);
     this.view.refresh();
@@ -237,7 +246,7 @@ export class Journal {
 
   /** Real seconds since the rent (the time to a verdict), on the hosts' clock converted. */
   private sinceRentSec(): number {
-    return realMs(Date.now() - (this.rentedAtMs ?? Date.now()), this.input.timeScale) / 1000;
+    return realMs(Date.now() - (this.rentedAtMs ?? Date.now()), this.input.clock) / 1000;
   }
 
   recordStage(stage: Stage, details?: Record<string, unknown>, at?: string): Promise<void> {
@@ -271,9 +280,7 @@ export class Journal {
         label,
         stage: 'provisioning',
         ...(inst?.bid ? { bidDph: inst.bid.priceDph } : {}),
-        ...(inst && this.rentedAtMs !== null
-          ? { rentedAt: new Date(this.rentedAtMs).toISOString(), timeScale: this.input.timeScale }
-          : {}),
+        ...(inst && this.rentedAtMs !== null ? { rentedAt: new Date(this.rentedAtMs).toISOString() } : {}),
       }),
     );
   }
@@ -285,8 +292,8 @@ export class Journal {
     this.cost.rented(inst.offer.dphTotal, this.rentedAtMs);
     fleetMetrics.rented(inst.offer.gpuName);
     lifecycleLog('rent', { ...this.logFields(), offerId: this.input.offerId });
-    this.status.instanceId = inst.instanceId;
-    this.status.gpuName = inst.offer.gpuName;
+    this.st.instanceId = inst.instanceId;
+    this.st.gpuName = inst.offer.gpuName;
     upsertSearchAttributes([
       { key: SA.vastInstanceId, value: inst.instanceId },
       { key: SA.gpuModel, value: inst.offer.gpuName },
@@ -297,13 +304,28 @@ export class Journal {
     await this.recordInstance(label, inst);
   }
 
+  /** The benchmark runs on a machine back from an expired mark: its whole batch, no early promote. */
+  onProbation(probation: boolean): void {
+    this.st.probation = probation;
+  }
+
+  /** A watched host's windowed rate (real proofs/h): the status shows the latest. */
+  watchedRate(rate: number): void {
+    this.st.rate = rate;
+  }
+
+  /** Vast could not be read since `since` (no evidence about the host), or null once it answers again. */
+  vastUnreadable(unreadable: { since: string; lastError: string } | null): void {
+    this.st.vastUnreadable = unreadable;
+  }
+
   benchmarkStarted(requested: number): void {
-    this.status.benchmark = { completed: 0, requested, elapsedMs: 0 };
+    this.st.benchmark = { completed: 0, requested, elapsedMs: 0 };
   }
 
   async benchmarked(inst: RentedInstance, report: BenchmarkReport, rate: number): Promise<void> {
-    this.status.benchmark = { completed: report.completed, requested: report.requested, elapsedMs: report.elapsedMs };
-    this.status.rate = rate;
+    this.st.benchmark = { completed: report.completed, requested: report.requested, elapsedMs: report.elapsedMs };
+    this.st.rate = rate;
     upsertSearchAttributes([{ key: SA.benchRate, value: rate }]);
     fleetMetrics.benchRate(rate, inst.offer.gpuName);
     await this.later(this.store.recordBenchmark({ ...this.ids, offer: inst.offer, report, rate }));
@@ -361,7 +383,7 @@ export class Journal {
   }
 
   killing(failure: Classified): void {
-    this.status.failureType = failure.type;
+    this.st.failureType = failure.type;
     upsertSearchAttributes([
       { key: SA.failureType, value: failure.type },
       { key: SA.outcome, value: 'killed' },

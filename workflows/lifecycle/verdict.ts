@@ -1,4 +1,5 @@
 import type { ApplicationFailure } from '@temporalio/workflow';
+import { realDuration } from '../domain/policy/clock.js';
 import { killFailure } from '../classify.js';
 import { FailureType } from '../domain/failures.js';
 import { earlyPromoteReason } from '../domain/policy/early-promote-plan.js';
@@ -28,11 +29,11 @@ export function judge(
 ): Verdict {
   const { minRate } = input;
   if (report.deadlineReached) {
-    const sec = input.timeouts.benchmarkSec;
+    const within = realDuration(input.timeouts.benchmarkSec, input.clock);
     return {
       kill: killFailure(
         FailureType.BenchmarkTimeout,
-        `benchmark did not finish within ${sec} s (${report.completed}/${report.requested} proofs)`,
+        `benchmark did not finish within ${within} (${report.completed}/${report.requested} proofs)`,
         {
           completed: report.completed,
           requested: report.requested,

@@ -4,7 +4,7 @@ import { vastApiOptions } from '../activity-options.js';
 import { fromCall, killFailure } from '../classify.js';
 import { FailureType } from '../domain/failures.js';
 import { planBenchmark } from '../domain/policy/concurrency.js';
-import { formatDuration, realMs, realSec } from '../domain/policy/clock.js';
+import { type Clock, realDuration, realMs, realSec } from '../domain/policy/clock.js';
 import { hostTokenRetireAtMs } from '../domain/policy/host-token-expiry.js';
 import { proofsPerHour } from '../domain/policy/rate.js';
 import { watchLimits } from '../domain/policy/watch-limits.js';
@@ -69,14 +69,15 @@ export async function watchPromoted(
       };
       // The run's search attributes go along explicitly (left out, the next run lost Outcome and
       // LifecycleStage); the next run starts with the cost so far in its CostUsd (updated in the copy).
-      const typedSearchAttributes = workflowInfo().typedSearchAttributes.updateCopy(journal.cost.attribute());
-      await makeContinueAsNewFunc<(r: LifecycleRequest) => Promise<unknown>>({ typedSearchAttributes })({
+      const { typedSearchAttributes: attributes, memo } = workflowInfo();
+      const typedSearchAttributes = attributes.updateCopy(journal.cost.attribute());
+      await makeContinueAsNewFunc<(r: LifecycleRequest) => Promise<unknown>>({ typedSearchAttributes, memo })({
         ...request,
         resume,
       });
     }
     await sleep(w.intervalSec * 1000, {
-      summary: `watch: next sample in ${formatDuration(realSec(w.intervalSec * 1000, input.timeScale))}`,
+      summary: `watch: next sample in ${realDuration(w.intervalSec, input.clock)}`,
     });
     retireBeforeTokenExpiry(inst, w.intervalSec);
     const [sample, vastState] = await Promise.all([
@@ -86,12 +87,12 @@ export async function watchPromoted(
     const billed = journal.cost.ledger()?.dph;
     await watchBid(inst, vastState, journal.status.stage);
     checkVast(journal, input, inst, limits(input, inst).maxDph, state, vastState);
-    if (journal.cost.ledger()?.dph !== billed ) await journal.priceMoved(inst);
-    const rate = windowRate(w, state, sample, input.timeScale);
+    if (journal.cost.ledger()?.dph !== billed) await journal.priceMoved(inst);
+    const rate = windowRate(w, state, sample, input.clock);
     if (rate === null) continue;
-    const implausible = implausibleClaim(inst, rate, [], 'production', input.timeScale);
+    const implausible = implausibleClaim(inst, rate, [], 'production');
     if (implausible) throw implausible;
-    journal.status.rate = rate;
+    journal.watchedRate(rate);
     const first = state.points[0];
     journal.view.watched(first ? sample.at - first.at : 0);
     const { floor } = limits(input, inst);
@@ -104,7 +105,7 @@ export async function watchPromoted(
           rate,
           floorRate: floor,
           samples: state.lowSamples,
-          windowSec: realSec(w.windowSamples * w.intervalSec * 1000, input.timeScale),
+          windowSec: realSec(w.windowSamples * w.intervalSec * 1000, input.clock),
         },
       );
     }
@@ -127,14 +128,14 @@ function retireBeforeTokenExpiry(inst: RentedInstance, intervalSec: number): voi
 }
 
 /** The daemon's rate over the last `windowSamples` intervals; null until the window is full. */
-function windowRate(w: WatchPolicy, state: WatchState, sample: Sample, timeScale: number): number | null {
+function windowRate(w: WatchPolicy, state: WatchState, sample: Sample, clock: Clock): number | null {
   // A counter that went backwards means the daemon restarted: start a new window.
   const last = state.points[state.points.length - 1];
   if (last && sample.completed < last.completed) state.points = [];
   state.points = [...state.points, { completed: sample.completed, at: sample.at }].slice(-(w.windowSamples + 1));
   const first = state.points[0];
   if (state.points.length <= w.windowSamples || !first) return null;
-  return proofsPerHour(sample.completed - first.completed, realMs(sample.at - first.at, timeScale));
+  return proofsPerHour(sample.completed - first.completed, realMs(sample.at - first.at, clock));
 }
 
 /** Kills on what Vast says (gone, stopped, price over budget); a Vast that cannot be read is waited out, bounded. */
@@ -150,18 +151,17 @@ function checkVast(
   // Our failure to read Vast is no evidence about the host: wait it out (bounded), shown in the status.
   if (vs.unreadable !== undefined) {
     state.vastUnreadableSince ??= Date.now();
-    journal.status.vastUnreadable = {
-      since: new Date(state.vastUnreadableSince).toISOString(),
-      lastError: vs.unreadable,
-    };
+    journal.vastUnreadable({ since: new Date(state.vastUnreadableSince).toISOString(), lastError: vs.unreadable });
     const outSec = Math.round((Date.now() - state.vastUnreadableSince) / 1000);
     if (outSec > w.vastPatienceSec) {
+      const { clock } = input;
       throw killFailure(
         FailureType.VastApiError,
-        `Vast could not be read for ${outSec} s (patience ${w.vastPatienceSec} s): the price of instance ${inst.instanceId} is unknown`,
+        `Vast could not be read for ${realDuration(outSec, clock)} (patience ${realDuration(w.vastPatienceSec, clock)}): ` +
+          `the price of instance ${inst.instanceId} is unknown`,
         {
-          unreadableSec: realSec(outSec * 1000, input.timeScale),
-          vastPatienceSec: realSec(w.vastPatienceSec * 1000, input.timeScale),
+          unreadableSec: realSec(outSec * 1000, clock),
+          vastPatienceSec: realSec(w.vastPatienceSec * 1000, clock),
           lastError: vs.unreadable,
         },
       );
@@ -169,7 +169,7 @@ function checkVast(
     return;
   }
   state.vastUnreadableSince = null;
-  journal.status.vastUnreadable = null;
+  journal.vastUnreadable(null);
   if (vs.status !== 'running') {
     throw killFailure(FailureType.HostLost, `instance is ${vs.status ?? 'gone'} at Vast`, { actualStatus: vs.status });
   }

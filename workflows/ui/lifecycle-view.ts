@@ -2,15 +2,15 @@ import { setCurrentDetails } from '@temporalio/workflow';
 import type { HostDiagnostics } from '../domain/failures.js';
 import type { BenchmarkProgressReport, LifecycleStatus, OfferFacts } from '../domain/types.js';
 import type { CostFigures } from '../domain/policy/cost.js';
-import { realMs } from '../domain/policy/clock.js';
+import { type Clock, realMs } from '../domain/policy/clock.js';
 import { currentDetails } from './current-details.js';
 
 /**
  * What the Temporal UI shows as a lifecycle's current details, kept in step with its status. The
  * lifecycle calls `refresh()` where its status changes; nothing here decides anything or touches history.
- * Durations arrive on the hosts' clock (`timeScale`, policy/clock.ts) and are shown in real time.
+ * Durations arrive on the lifecycle's clock (policy/clock.ts) and are shown in real time.
  */
-export function lifecycleView(status: LifecycleStatus, cost: () => CostFigures | null, timeScale: number) {
+export function lifecycleView(status: LifecycleStatus, cost: () => CostFigures | null, clock: Clock) {
   let dph: number | null = null;
   let rentedAtMs: number | null = null;
   let rateWindowMs: number | null = null;
@@ -24,12 +24,10 @@ export function lifecycleView(status: LifecycleStatus, cost: () => CostFigures |
       currentDetails(
         {
           stage: status.stage,
-          benchmark: b ? { ...b, elapsedMs: realMs(b.elapsedMs, timeScale) } : null,
-          stageDeadlineMs: status.stageDeadline
-            ? now + realMs(Date.parse(status.stageDeadline) - now, timeScale)
-            : null,
+          benchmark: b ? { ...b, elapsedMs: realMs(b.elapsedMs, clock) } : null,
+          stageDeadlineMs: status.stageDeadline ? now + realMs(Date.parse(status.stageDeadline) - now, clock) : null,
           rate: status.rate,
-          rateWindowMs: rateWindowMs === null ? null : realMs(rateWindowMs, timeScale),
+          rateWindowMs: rateWindowMs === null ? null : realMs(rateWindowMs, clock),
           costUsd: cost()?.totalUsd ?? null,
           waiting: status.waitingOn ?? null,
           vastUnreadableSince: status.vastUnreadable?.since ?? null,

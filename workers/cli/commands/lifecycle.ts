@@ -8,11 +8,9 @@ import { minRateArg, offerIdArg, reasonArg, wholeNumber } from '../args.js';
 import { CliError, type CliContext, output } from '../context.js';
 import { fields, fmtDph, fmtDuration, fmtRate, fmtTime, fmtUsd } from '../format.js';
 import { type StatusView, statusView } from '../status.js';
-import { timeScale } from '../units.js';
+import { addTimeScaleFlag, startClock } from '../units.js';
 import { killLifecycle } from './kill.js';
 import { DEFAULT_MIN_RATE } from '../../../workflows/domain/policy/defaults.js';
-
-/** The production keep/kill bar, in real proofs per hour. */
 
 export function renderStatus(v: StatusView): string {
   const left = v.stageTimeLeftSec === null ? '' : `, ${fmtDuration(v.stageTimeLeftSec * 1000)} left of its time budget`;
@@ -56,76 +54,90 @@ export function renderStatus(v: StatusView): string {
     ]);
   }
   if (v.pendingActivity) lines.push(['running', `${v.pendingActivity.type} (attempt ${v.pendingActivity.attempt})`]);
-  if (v.timeScale !== 1)
-    lines.push(['time scale', `simulated ${Math.round(1 / v.timeScale)}x; rates, durations and $ shown in real time`]);
+  if (v.clock.scale !== 1)
+    lines.push([
+      'time scale',
+      `simulated ${Math.round(1 / v.clock.scale)}x; rates, durations and $ shown in real time`,
+    ]);
   return `${v.workflowId} (${v.execution.toLowerCase()})\n${fields(lines)}`;
 }
 
-export function registerLifecycle(program: Command, ctx: CliContext): void {
-  program
-    .command('deploy')
-    .description('start an instance lifecycle for a Vast offer (warns when its machine is marked bad)')
-    .argument('<offerId>', 'the Vast offer id (a whole number)', offerIdArg)
-    .option('--min-rate <proofs/h>', `keep/kill bar in proofs per hour (default ${DEFAULT_MIN_RATE})`, minRateArg)
-    .option('--json', 'print the result as JSON')
-    .action(async (offerId: number, opts: { minRate?: number; json?: boolean }) => {
-      const client = await ctx.temporal();
-      const workflowId = lifecycleWorkflowId(offerId);
-      // First: a rented offer is off the market, so "not on the market" would hide the real reason.
-      const existing = await client.workflow
-        .getHandle(workflowId)
-        .describe()
-        .catch(() => null);
-      if (existing?.status.name === 'RUNNING')
-        throw new CliError(`a lifecycle ${workflowId} for offer ${offerId} is already running; nothing deployed`);
-      const check = await client.workflow.execute(offerCheck, {
-        taskQueue: ctx.taskQueue,
-        workflowId: `offer-check-${offerId}-${Date.now()}`,
-        args: [{ offerId }],
-      });
-      if (!check.offer)
-        throw new CliError(`offer ${offerId} is not on the market now (taken, or no such offer); nothing deployed`);
-      const bad = check.badMachine && !check.badMachine.ignored ? check.badMachine : null;
-      if (bad)
-        console.error(
-          `warning: machine ${bad.machineId} is marked bad (${bad.source}, ${fmtTime(bad.markedAt)}): ${bad.reason}\n` +
-            `         deploying anyway; if it is fixed, run: gpu-fleet machines ignore ${bad.machineId} --reason TEXT`,
-        );
-      const minRate = opts.minRate ?? DEFAULT_MIN_RATE;
-      const startFacts = { offer: check.offer, minRate, startedBy: `${ctx.operator} (gpu-fleet deploy)` };
-      try {
-        await client.workflow.start(instanceLifecycle, {
-          taskQueue: ctx.taskQueue,
-          workflowId,
-          // Against the simulators the lifecycle converts their clock itself (workflows/domain/policy/clock.ts).
-          args: [
-            {
-              offerId,
-              minRate,
-              // The operator's own bar for this rental: a kill judged on it does not mark the machine.
-              ...(opts.minRate !== undefined ? { verdicts: { operatorBar: true } } : {}),
-              ...(timeScale() === 1 ? {} : { timeScale: timeScale() }),
-            },
-          ],
-          staticSummary: lifecycleStaticSummary(startFacts),
-          staticDetails: lifecycleStaticDetails(startFacts),
-        });
-      } catch (err) {
-        if (err instanceof WorkflowExecutionAlreadyStartedError)
-          throw new CliError(`a lifecycle ${workflowId} for offer ${offerId} is already running; nothing deployed`);
-        throw err;
-      }
-      const o = check.offer;
-      const link = ctx.uiLink(workflowId);
-      output(opts.json, { workflowId, offer: o, minRateProofsPerHour: minRate, badMachine: bad, ui: link }, () =>
-        [
-          `started ${workflowId}: offer ${offerId}, ${o.numGpus}x ${o.gpuName} on machine ${o.machineId}, ${fmtDph(o.dphTotal)}, min ${fmtRate(minRate)}` +
-            (opts.minRate !== undefined ? ' (your bar for this rental: a rate kill under it marks nothing)' : ''),
-          link ? `Temporal UI: ${link}` : 'Temporal UI: set TEMPORAL_UI_URL to get a link',
-        ].join('\n'),
-      );
-    });
+interface DeployOpts {
+  minRate?: number;
+  timeScale?: number;
+  json?: boolean;
+}
 
+/** The offer checked (not already rented by us, still on the market, its machine's marks said), then started. */
+async function deploy(ctx: CliContext, offerId: number, opts: DeployOpts): Promise<void> {
+  const client = await ctx.temporal();
+  const workflowId = lifecycleWorkflowId(offerId);
+  // First: a rented offer is off the market, so "not on the market" would hide the real reason.
+  const existing = await client.workflow
+    .getHandle(workflowId)
+    .describe()
+    .catch(() => null);
+  if (existing?.status.name === 'RUNNING')
+    throw new CliError(`a lifecycle ${workflowId} for offer ${offerId} is already running; nothing deployed`);
+  const check = await client.workflow.execute(offerCheck, {
+    taskQueue: ctx.taskQueue,
+    workflowId: `offer-check-${offerId}-${Date.now()}`,
+    args: [{ offerId }],
+  });
+  if (!check.offer)
+    throw new CliError(`offer ${offerId} is not on the market now (taken, or no such offer); nothing deployed`);
+  const bad = check.badMachine && !check.badMachine.ignored ? check.badMachine : null;
+  if (bad)
+    console.error(
+      `warning: machine ${bad.machineId} is marked bad (${bad.source}, ${fmtTime(bad.markedAt)}): ${bad.reason}\n` +
+        `         deploying anyway; if it is fixed, run: gpu-fleet machines ignore ${bad.machineId} --reason TEXT`,
+    );
+  const minRate = opts.minRate ?? DEFAULT_MIN_RATE;
+  const startFacts = { offer: check.offer, minRate, startedBy: `${ctx.operator} (gpu-fleet deploy)` };
+  try {
+    await client.workflow.start(instanceLifecycle, {
+      taskQueue: ctx.taskQueue,
+      workflowId,
+      args: [
+        {
+          offerId,
+          minRate,
+          // The operator's own bar for this rental: a kill judged on it does not mark the machine.
+          ...(opts.minRate !== undefined ? { verdicts: { operatorBar: true } } : {}),
+          clock: startClock(opts.timeScale),
+        },
+      ],
+      staticSummary: lifecycleStaticSummary(startFacts),
+      staticDetails: lifecycleStaticDetails(startFacts),
+    });
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError)
+      throw new CliError(`a lifecycle ${workflowId} for offer ${offerId} is already running; nothing deployed`);
+    throw err;
+  }
+  const o = check.offer;
+  const link = ctx.uiLink(workflowId);
+  output(opts.json, { workflowId, offer: o, minRateProofsPerHour: minRate, badMachine: bad, ui: link }, () =>
+    [
+      `started ${workflowId}: offer ${offerId}, ${o.numGpus}x ${o.gpuName} on machine ${o.machineId}, ${fmtDph(o.dphTotal)}, min ${fmtRate(minRate)}` +
+        (opts.minRate !== undefined ? ' (your bar for this rental: a rate kill under it marks nothing)' : ''),
+      link ? `Temporal UI: ${link}` : 'Temporal UI: set TEMPORAL_UI_URL to get a link',
+    ].join('\n'),
+  );
+}
+
+function registerDeploy(program: Command, ctx: CliContext): void {
+  addTimeScaleFlag(
+    program
+      .command('deploy')
+      .description('start an instance lifecycle for a Vast offer (warns when its machine is marked bad)')
+      .argument('<offerId>', 'the Vast offer id (a whole number)', offerIdArg)
+      .option('--min-rate <proofs/h>', `keep/kill bar in proofs per hour (default ${DEFAULT_MIN_RATE})`, minRateArg)
+      .option('--json', 'print the result as JSON'),
+  ).action((offerId: number, opts: DeployOpts) => deploy(ctx, offerId, opts));
+}
+
+function registerStatus(program: Command, ctx: CliContext): void {
   program
     .command('status')
     .description('a lifecycle in plain words: stage and time left in it, progress, rate, price')
@@ -147,7 +159,9 @@ export function registerLifecycle(program: Command, ctx: CliContext): void {
         await new Promise((r) => setTimeout(r, every * 1000));
       }
     });
+}
 
+function registerKill(program: Command, ctx: CliContext): void {
   program
     .command('kill')
     .description('cancel a lifecycle; waits until its instance is destroyed unless --no-wait')
@@ -167,36 +181,42 @@ export function registerLifecycle(program: Command, ctx: CliContext): void {
       output(opts.json, r, () => r.message);
       if (!r.ok) process.exitCode = 1;
     });
+}
 
+/** The override as an Update: the lifecycle answers, accepted before the verdict or refused with it. */
+async function promote(ctx: CliContext, workflowId: string, opts: { reason: string; json?: boolean }): Promise<void> {
+  const handle = (await ctx.temporal()).workflow.getHandle(workflowId);
+  const desc = await handle.describe();
+  if (desc.status.name !== 'RUNNING')
+    throw new CliError(`${workflowId} is ${desc.status.name.toLowerCase()}: it has no verdict left to override`);
+  try {
+    const answer = await handle.executeUpdate(promoteOverrideUpdate, {
+      args: [{ operator: ctx.operator, reason: opts.reason }],
+    });
+    output(
+      opts.json,
+      { workflowId, ...answer },
+      () => `${workflowId} accepted the promote override (in stage ${answer.stage}); it applies at ${answer.appliesAt}`,
+    );
+  } catch (err) {
+    // The lifecycle's validator refused it: print its reason ("verdict already given: killed …").
+    if (!(err instanceof WorkflowUpdateFailedError)) throw err;
+    const reason = err.cause instanceof Error ? err.cause.message : err.message;
+    throw new CliError(`${workflowId} refused the promote override: ${reason}`);
+  }
+}
+
+function registerPromote(program: Command, ctx: CliContext): void {
   program
     .command('promote')
     .description('operator override: promote at the verdict even if under the minimum rate (accepted or refused)')
     .argument('<workflowId>', 'the lifecycle workflow id')
     .requiredOption('--reason <text>', 'why (recorded in history with your name)', reasonArg)
     .option('--json', 'print the answer as JSON')
-    .action(async (workflowId: string, opts: { reason: string; json?: boolean }) => {
-      const handle = (await ctx.temporal()).workflow.getHandle(workflowId);
-      const desc = await handle.describe();
-      if (desc.status.name !== 'RUNNING')
-        throw new CliError(`${workflowId} is ${desc.status.name.toLowerCase()}: it has no verdict left to override`);
-      try {
-        const answer = await handle.executeUpdate(promoteOverrideUpdate, {
-          args: [{ operator: ctx.operator, reason: opts.reason }],
-        });
-        output(
-          opts.json,
-          { workflowId, ...answer },
-          () =>
-            `${workflowId} accepted the promote override (in stage ${answer.stage}); it applies at ${answer.appliesAt}`,
-        );
-      } catch (err) {
-        // The lifecycle's validator refused it: print its reason ("verdict already given: killed …").
-        if (!(err instanceof WorkflowUpdateFailedError)) throw err;
-        const reason = err.cause instanceof Error ? err.cause.message : err.message;
-        throw new CliError(`${workflowId} refused the promote override: ${reason}`);
-      }
-    });
+    .action((workflowId: string, opts: { reason: string; json?: boolean }) => promote(ctx, workflowId, opts));
+}
 
+function registerLogs(program: Command, ctx: CliContext): void {
   program
     .command('logs')
     .description("a lifecycle's stored log tails (cuzk-daemon log, benchmark output); kept after destroy")
@@ -223,4 +243,13 @@ export function registerLifecycle(program: Command, ctx: CliContext): void {
               .join('\n\n'),
       );
     });
+}
+
+/** deploy, status, kill, promote and logs: one lifecycle at a time. */
+export function registerLifecycle(program: Command, ctx: CliContext): void {
+  registerDeploy(program, ctx);
+  registerStatus(program, ctx);
+  registerKill(program, ctx);
+  registerPromote(program, ctx);
+  registerLogs(program, ctx);
 }

@@ -49,9 +49,6 @@ function summary(f: SpendFigures): Array<[string, string]> {
         ? '- (nothing delivered yet)'
         : `${usd(f.dollarsPerDeliveredProof)} GPU-$ per delivered proof (all spend, waste included)`,
     ],
-    ...(f.uncosted > 0
-      ? [['uncosted', `${f.uncosted} rental(s) ended before costs were kept`] as [string, string]]
-      : []),
   ];
 }
 

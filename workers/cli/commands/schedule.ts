@@ -4,7 +4,7 @@ import { type FleetScalerInput, fleetScaler } from '../../../workflows/fleet-sca
 import { collect, decimalNumber, wholeNumber } from '../args.js';
 import { CliError, type CliContext, output } from '../context.js';
 import { fields, fmtDph, fmtDuration, fmtRate, fmtTime } from '../format.js';
-import { timeScale } from '../units.js';
+import { addTimeScaleFlag, startClock } from '../units.js';
 import {
   DEFAULT_SCHEDULE_INTERVAL_SEC,
   ensureReconcilerSchedule,
@@ -151,8 +151,52 @@ function renderSchedule(s: ScheduleStatus): string {
   return `${s.scheduleId}\n${fields(lines)}`;
 }
 
-export function registerSchedule(program: Command, ctx: CliContext): void {
-  const schedule = program.command('schedule').description('the fleet-scaler and orphan-reconciler schedules');
+type SetupOpts = CapacityFlags &
+  SearchFlagOpts & {
+    targetRate: number;
+    maxDph: number;
+    maxInstances: number;
+    maxBenchmarks: number;
+    minRate: number;
+    gpu?: string[];
+    every: number;
+    timeScale?: number;
+  };
+
+/** The scaler's and the reconciler's schedules, created or updated to the flags. */
+async function setupSchedules(ctx: CliContext, setup: Command, o: SetupOpts): Promise<void> {
+  let capacity: ReturnType<typeof capacityFromFlags>;
+  try {
+    // Rates are real proofs/h end to end: the lifecycle converts its clock (workflows/domain/policy/clock.ts).
+    capacity = capacityFromFlags(o, (real) => real);
+  } catch (err) {
+    // A usage error like any other flag's: exit 2 with this command's usage line.
+    if (err instanceof CliError) setup.error(`error: ${err.message}`, { exitCode: 2 });
+    throw err;
+  }
+  const c = await ctx.temporal();
+  const scaler = await ensureScalerSchedule(c, {
+    intervalSec: o.every,
+    taskQueue: ctx.taskQueue,
+    input: {
+      targetRate: o.targetRate,
+      maxDph: o.maxDph,
+      maxInstances: o.maxInstances,
+      maxConcurrentBenchmarks: o.maxBenchmarks,
+      explorationSlots: 1,
+      minRate: o.minRate,
+      offerCheckSec: 120,
+      // The clock the scaler's lifecycles run on: real time unless --time-scale says the simulators'.
+      ...(o.timeScale === undefined ? {} : { lifecycle: { clock: startClock(o.timeScale) } }),
+      filter: offerFilterOf(o),
+      ...(capacity ? { capacity } : {}),
+    },
+  });
+  const reconciler = await ensureReconcilerSchedule(c, { intervalSec: o.every, taskQueue: ctx.taskQueue });
+  console.log(`fleet-scaler schedule ${scaler}, orphan-reconciler schedule ${reconciler} (every ${o.every} s)`);
+}
+
+function registerSetup(schedule: Command, ctx: CliContext): void {
   const setup = schedule
     .command('setup')
     .description('create or update the fleet-scaler and orphan-reconciler schedules')
@@ -192,7 +236,15 @@ export function registerSchedule(program: Command, ctx: CliContext): void {
       `run interval (default ${DEFAULT_SCHEDULE_INTERVAL_SEC})`,
       wholeNumber('--every', 10, 604_800, 's'),
       DEFAULT_SCHEDULE_INTERVAL_SEC,
-    )
+    );
+  addCapacityOptions(setup);
+  addTimeScaleFlag(setup);
+  addSearchFlags(setup).action((o: SetupOpts) => setupSchedules(ctx, setup, o));
+}
+
+/** Interruptible capacity's flags (absent: on-demand only). */
+function addCapacityOptions(setup: Command): void {
+  setup
     .option(
       '--on-demand-floor <proofs/h>',
       'mix in interruptible capacity: on-demand rentals carry the fleet up to this rate, interruptible bids above it (default: on-demand only)',
@@ -209,51 +261,9 @@ export function registerSchedule(program: Command, ctx: CliContext): void {
       'bids placed again higher after a bid too low at create (default 1)',
       wholeNumber('--rebids', 0, 5),
     );
-  addSearchFlags(setup).action(
-    async (
-      o: CapacityFlags &
-        SearchFlagOpts & {
-          targetRate: number;
-          maxDph: number;
-          maxInstances: number;
-          maxBenchmarks: number;
-          minRate: number;
-          gpu?: string[];
-          every: number;
-        },
-    ) => {
-      let capacity: ReturnType<typeof capacityFromFlags>;
-      try {
-        // Rates are real proofs/h end to end: the lifecycle converts the hosts' clock (workflows/domain/policy/clock.ts).
-        capacity = capacityFromFlags(o, (real) => real);
-      } catch (err) {
-        // A usage error like any other flag's: exit 2 with this command's usage line.
-        if (err instanceof CliError) setup.error(`error: ${err.message}`, { exitCode: 2 });
-        throw err;
-      }
-      const c = await ctx.temporal();
-      const scaler = await ensureScalerSchedule(c, {
-        intervalSec: o.every,
-        taskQueue: ctx.taskQueue,
-        input: {
-          targetRate: o.targetRate,
-          maxDph: o.maxDph,
-          maxInstances: o.maxInstances,
-          maxConcurrentBenchmarks: o.maxBenchmarks,
-          explorationSlots: 1,
-          minRate: o.minRate,
-          offerCheckSec: 120,
-          // The lifecycles convert their (simulated) clock themselves; rates here are real either way.
-          ...(timeScale() === 1 ? {} : { lifecycle: { timeScale: timeScale() } }),
-          filter: offerFilterOf(o),
-          ...(capacity ? { capacity } : {}),
-        },
-      });
-      const reconciler = await ensureReconcilerSchedule(c, { intervalSec: o.every, taskQueue: ctx.taskQueue });
-      console.log(`fleet-scaler schedule ${scaler}, orphan-reconciler schedule ${reconciler} (every ${o.every} s)`);
-    },
-  );
+}
 
+function registerScheduleStatus(schedule: Command, ctx: CliContext): void {
   schedule
     .command('status')
     .description("target, budget, paused, next and last run (default: both of this fleet's schedules)")
@@ -266,7 +276,9 @@ export function registerSchedule(program: Command, ctx: CliContext): void {
       for (const id of list) all.push(await scheduleStatus(c, id));
       output(opts.json, { schedules: all }, () => all.map(renderSchedule).join('\n\n'));
     });
+}
 
+function registerScheduleActions(schedule: Command, ctx: CliContext): void {
   for (const action of ['pause', 'resume', 'trigger'] as const) {
     schedule
       .command(action)
@@ -282,4 +294,11 @@ export function registerSchedule(program: Command, ctx: CliContext): void {
         console.log(`schedule ${id}: ${action} done`);
       });
   }
+}
+
+export function registerSchedule(program: Command, ctx: CliContext): void {
+  const schedule = program.command('schedule').description('the fleet-scaler and orphan-reconciler schedules');
+  registerSetup(schedule, ctx);
+  registerScheduleStatus(schedule, ctx);
+  registerScheduleActions(schedule, ctx);
 }

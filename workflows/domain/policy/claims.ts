@@ -16,7 +16,7 @@ export type ImplausibleEvidence =
       check: 'rate-above-ceiling';
       /** Proofs per hour the host claims (benchmark or production window). */
       rate: number;
-      /** Proofs per hour its GPUs could do at best: numGpus x 3600 / (minProofSec x clockScale). */
+      /** Real proofs per hour its GPUs could do at best: numGpus x 3600 / minProofSec. */
       ceilingRate: number;
       gpuName: string;
       gpus: number;
@@ -34,20 +34,15 @@ export type ImplausibleEvidence =
 export interface HostClaim {
   gpuName: string;
   gpus: number;
-  /** Proofs per hour, in the workflow's clock. */
+  /** Real proofs per hour (the lifecycle converts what its hosts measure with its Clock). */
   rate: number;
-  /** The benchmark's proofs; empty for a production window. */
+  /** The benchmark's proofs, in real time; empty for a production window. */
   timings: readonly ProofTiming[];
-  /**
-   * Seconds of the workflow's clock per real second: 1 in production, the simulators' SIM_TIME_SCALE when
-   * the control worker runs against them (their proofs are that much shorter).
-   */
-  clockScale: number;
 }
 
-/** Proofs per hour `gpus` GPUs of `gpuName` cannot exceed, in the workflow's clock. */
-export function ceilingRate(gpuName: string, gpus: number, clockScale: number, b = PLAUSIBILITY_BOUNDS): number {
-  return (Math.max(1, gpus) * 3600) / (minProofSec(gpuName, b) * clockScale);
+/** Real proofs per hour `gpus` GPUs of `gpuName` cannot exceed. */
+export function ceilingRate(gpuName: string, gpus: number, b = PLAUSIBILITY_BOUNDS): number {
+  return (Math.max(1, gpus) * 3600) / minProofSec(gpuName, b);
 }
 
 export function minProofSec(gpuName: string, b = PLAUSIBILITY_BOUNDS): number {
@@ -56,7 +51,7 @@ export function minProofSec(gpuName: string, b = PLAUSIBILITY_BOUNDS): number {
 
 /** The first reason the claim cannot be true, or null when it is plausible. */
 export function implausibleEvidence(c: HostClaim, b = PLAUSIBILITY_BOUNDS): ImplausibleEvidence | null {
-  const ceiling = ceilingRate(c.gpuName, c.gpus, c.clockScale, b);
+  const ceiling = ceilingRate(c.gpuName, c.gpus, b);
   if (c.rate > ceiling) {
     return {
       check: 'rate-above-ceiling',

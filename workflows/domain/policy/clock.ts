@@ -1,39 +1,57 @@
 import type { BenchmarkReport } from '../types.js';
 
 /**
- * The one conversion between the lifecycle's clock and real time. In production the scale is 1. Against
- * the simulators (demo, tests) time runs faster by 1/scale (SIM_TIME_SCALE=0.01: a 100 s proof takes 1 s),
- * so a rate measured on that clock is 1/scale too high and a duration 1/scale too short. The lifecycle
- * takes the scale as input and converts what it measures here, where it enters the workflow, so every
- * rate, duration and cost it shows (status, search attributes, failures, store, metrics) is real.
+ * How the lifecycle's clock (its timers and its hosts' clocks) runs against real time. In production it
+ * is real time (scale 1). Against the simulators (demo, tests) it runs 1/scale faster (0.01: a 100 s
+ * proof takes 1 s), so a rate measured on it is 1/scale too high and a duration 1/scale too short. The
+ * lifecycle carries its Clock in its input and converts with it where a figure enters the workflow or a
+ * message is made, so every rate, duration and cost it shows (status, search attributes, failures, store,
+ * metrics) is real. Durations in the lifecycle's own input (timeouts, watch) are on this clock.
  */
-export const REAL_TIME = 1;
+export interface Clock {
+  /** Clock seconds per real second, in (0, 1]. */
+  scale: number;
+}
 
-/** Real milliseconds for a span measured on the workflow's (and host's) clock. */
-export function realMs(clockMs: number, timeScale: number): number {
-  return clockMs / timeScale;
+export const REAL_TIME: Clock = { scale: 1 };
+
+/** A clock that runs `scale` clock seconds per real second; throws outside (0, 1]. */
+export function clockOf(scale: number): Clock {
+  if (!(scale > 0 && scale <= 1))
+    throw new RangeError(`the clock's scale must be in (0, 1] (1 = real time), got ${scale}`);
+  return { scale };
+}
+
+/** Real milliseconds for a span measured on the clock. */
+export function realMs(clockMs: number, clock: Clock): number {
+  return clockMs / clock.scale;
 }
 
 /** Real whole seconds for a span on the clock (for messages). */
-export function realSec(clockMs: number, timeScale: number): number {
-  return Math.round(realMs(clockMs, timeScale) / 1000);
+export function realSec(clockMs: number, clock: Clock): number {
+  return Math.round(realMs(clockMs, clock) / 1000);
 }
 
-/** A real rate (proofs per real hour) in proofs per clock hour: what the host, on the fast clock, compares to. */
-export function clockRate(realProofsPerHour: number, timeScale: number): number {
-  return realProofsPerHour / timeScale;
+/** A span of `clockSec` seconds on the clock, said in real time ("33 min"): for messages. */
+export function realDuration(clockSec: number, clock: Clock): string {
+  return formatDuration(realMs(clockSec * 1000, clock) / 1000);
 }
 
-/** A rate measured on the host's clock (proofs per clock hour) in real proofs per hour. */
-export function realRate(clockProofsPerHour: number, timeScale: number): number {
-  return clockProofsPerHour * timeScale;
+/** A real rate (proofs per real hour) in proofs per clock hour: what the host, on the clock, compares to. */
+export function clockRate(realProofsPerHour: number, clock: Clock): number {
+  return realProofsPerHour / clock.scale;
+}
+
+/** A rate measured on the clock (proofs per clock hour) in real proofs per hour. */
+export function realRate(clockProofsPerHour: number, clock: Clock): number {
+  return clockProofsPerHour * clock.scale;
 }
 
 /** A host's benchmark report with its durations and its early-stop and early-promote evidence in real units. */
-export function realReport(report: BenchmarkReport, timeScale: number): BenchmarkReport {
-  if (timeScale === REAL_TIME) return report;
-  const ms = (x: number) => Math.round(realMs(x, timeScale));
-  const rate = (x: number) => Math.round(realRate(x, timeScale) * 100) / 100;
+export function realReport(report: BenchmarkReport, clock: Clock): BenchmarkReport {
+  if (clock.scale === 1) return report;
+  const ms = (x: number) => Math.round(realMs(x, clock));
+  const rate = (x: number) => Math.round(realRate(x, clock) * 100) / 100;
   const g = report.gaveUp;
   const p = report.promotedEarly;
   return {
@@ -67,15 +85,6 @@ export function realReport(report: BenchmarkReport, timeScale: number): Benchmar
       gpuComputeMs: ms(t.gpuComputeMs),
     })),
   };
-}
-
-/**
- * A failure message with its durations ("no progress for 20 s") in real time ("33 min"). Host steps and
- * the lifecycle write durations on their clock; every kill message passes here once, in the lifecycle.
- */
-export function realDurationsInText(text: string, timeScale: number): string {
-  if (timeScale === REAL_TIME) return text;
-  return text.replace(/\b(\d+(?:\.\d+)?) s\b/g, (_, n: string) => formatDuration(Number(n) / timeScale));
 }
 
 /** A real duration in the largest unit that reads well: "45 s", "47 min", "3.2 h", "2.1 d". */

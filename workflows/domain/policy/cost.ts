@@ -1,4 +1,4 @@
-import { formatDuration, realMs } from './clock.js';
+import { type Clock, formatDuration, realMs } from './clock.js';
 
 export { formatDuration };
 
@@ -9,8 +9,8 @@ export { formatDuration };
 export interface CostLedger {
   /** $/h Vast bills this instance (its dph_total read after renting, storage included). */
   dph: number;
-  /** Workflow clock's speed against real time (1 in production; see policy/clock.ts). */
-  timeScale: number;
+  /** The lifecycle's clock, which the times below are on (policy/clock.ts). */
+  clock: Clock;
   /** Workflow epoch ms of the rent. */
   rentedAtMs: number;
   /** Workflow epoch ms of the promotion; null before a verdict (and for a host killed before one). */
@@ -36,10 +36,10 @@ export interface CostFigures {
   dph: number;
 }
 
-export function openLedger(dph: number, atMs: number, timeScale: number): CostLedger {
+export function openLedger(dph: number, atMs: number, clock: Clock): CostLedger {
   return {
     dph,
-    timeScale,
+    clock,
     rentedAtMs: atMs,
     verdictAtMs: null,
     countedToMs: atMs,
@@ -51,7 +51,7 @@ export function openLedger(dph: number, atMs: number, timeScale: number): CostLe
 /** The ledger counted up to `nowMs` at its current price. */
 function countedTo(l: CostLedger, nowMs: number): CostLedger {
   const spanMs = Math.max(0, nowMs - l.countedToMs);
-  const usd = (l.dph * realMs(spanMs, l.timeScale)) / 3_600_000;
+  const usd = (l.dph * realMs(spanMs, l.clock)) / 3_600_000;
   return l.verdictAtMs === null
     ? { ...l, countedToMs: Math.max(nowMs, l.countedToMs), beforeVerdictUsd: l.beforeVerdictUsd + usd }
     : { ...l, countedToMs: Math.max(nowMs, l.countedToMs), productionUsd: l.productionUsd + usd };
@@ -73,9 +73,9 @@ export function costAt(l: CostLedger, nowMs: number): CostFigures {
     totalUsd: round6(c.beforeVerdictUsd + c.productionUsd),
     beforeVerdictUsd: round6(c.beforeVerdictUsd),
     productionUsd: round6(c.productionUsd),
-    rentedSec: Math.round(realMs(Math.max(0, c.countedToMs - c.rentedAtMs), l.timeScale) / 1000),
+    rentedSec: Math.round(realMs(Math.max(0, c.countedToMs - c.rentedAtMs), l.clock) / 1000),
     productionSec:
-      c.verdictAtMs === null ? 0 : Math.round(realMs(Math.max(0, c.countedToMs - c.verdictAtMs), l.timeScale) / 1000),
+      c.verdictAtMs === null ? 0 : Math.round(realMs(Math.max(0, c.countedToMs - c.verdictAtMs), l.clock) / 1000),
     dph: l.dph,
   };
 }

@@ -1,9 +1,12 @@
+import { type Clock, realDuration } from './clock.js';
+
 /**
  * A host step's deadline is evidence only if we were listening when it passed (docs/operating.md, "What
  * the product survives"). The workflow sees two facts: how late its timer fired (workflow time against
  * the timer's due time: a server or control worker that was down fires it when it returns) and whether
  * the host's step had gone unheard (the server timed it out and the workflow is collecting it by its
- * step id). All times are workflow time, on the hosts' clock, as the timeouts are.
+ * step id). All times are workflow time, on the lifecycle's clock, as the timeouts are; `why` says them
+ * in real time.
  */
 export interface DeadlineFacts {
   dueAtMs: number;
@@ -14,6 +17,7 @@ export interface DeadlineFacts {
   heartbeatSec: number;
   /** The deadline's own length: the extension never gives the host more than a second window. */
   deadlineSec: number;
+  clock: Clock;
 }
 
 export interface UnheardDeadline {
@@ -40,8 +44,12 @@ export function unheardDeadline(f: DeadlineFacts): UnheardDeadline | null {
   const missedMs = lateMs + (unheardMs ?? 0);
   const extendMs = Math.min(f.deadlineSec * 1000, Math.max(missedMs, 4 * hbMs));
   const parts = [
-    ...(lateMs > hbMs ? [`the deadline timer fired ${sec(lateMs)} s late (server or control worker unreachable)`] : []),
-    ...(unheardMs !== null ? [`the host's batch had gone unheard at the server for ${sec(unheardMs)} s`] : []),
+    ...(lateMs > hbMs
+      ? [`the deadline timer fired ${realDuration(lateMs / 1000, f.clock)} late (server or control worker unreachable)`]
+      : []),
+    ...(unheardMs !== null
+      ? [`the host's batch had gone unheard at the server for ${realDuration(unheardMs / 1000, f.clock)}`]
+      : []),
   ];
   return {
     lateSec: sec(lateMs),

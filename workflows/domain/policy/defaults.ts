@@ -1,5 +1,5 @@
 import { validateBidPolicy } from './bid.js';
-import { REAL_TIME } from './clock.js';
+import { clockOf, REAL_TIME } from './clock.js';
 import type {
   ConcurrencyRule,
   LifecycleInput,
@@ -82,7 +82,7 @@ export function withDefaults(req: LifecycleRequest): LifecycleInput {
     verdicts: { ...DEFAULT_VERDICTS, ...req.verdicts },
     ...resolveFitness(req.fitness, req.benchInput),
     ...(req.bid ? { bid: req.bid } : {}),
-    timeScale: req.timeScale ?? REAL_TIME,
+    clock: clockOf((req.clock ?? REAL_TIME).scale),
     ...(req.resume ? { resume: req.resume } : {}),
   };
   if (!(input.watch.intervalSec > 0))
@@ -90,8 +90,6 @@ export function withDefaults(req: LifecycleRequest): LifecycleInput {
   // Vast's create rejects less than 8 GB, and storage is priced on this figure.
   if (!(input.diskGb >= 8)) throw new RangeError(`diskGb must be >= 8 (GB), got ${input.diskGb}`);
   if (input.bid) validateBidPolicy(input.bid);
-  if (!(input.timeScale > 0 && input.timeScale <= 1))
-    throw new RangeError(`timeScale must be in (0, 1] (1 = real time), got ${input.timeScale}`);
   if (!(input.minRate >= 0)) throw new RangeError(`minRate must be >= 0, got ${input.minRate}`);
   if (!Number.isInteger(input.benchmarkProofs) || input.benchmarkProofs < 1) {
     throw new RangeError(`benchmarkProofs must be a positive integer, got ${input.benchmarkProofs}`);

@@ -1,6 +1,7 @@
+import { REAL_TIME } from './clock.js';
 import { costAt, type CostLedger, openLedger, promoted } from './cost.js';
 
-/** One rental as the store keeps it (infra/sql/004_cost.sql); times are ISO strings. */
+/** One rental as the store keeps it (infra/sql/004_cost.sql); times are ISO strings, in real time. */
 export interface SpendRow {
   gpuName: string | null;
   outcome: 'promoted' | 'killed' | null;
@@ -10,7 +11,6 @@ export interface SpendRow {
   rentedAt: string | null;
   verdictAt: string | null;
   destroyedAt: string | null;
-  timeScale: number;
   costUsd: number | null;
   beforeVerdictUsd: number | null;
   productionUsd: number | null;
@@ -34,8 +34,6 @@ export interface SpendFigures {
   promoted: number;
   /** Rentals whose last outcome is killed, a promoted one its watch killed later included. */
   killed: number;
-  /** Rentals that end(ed) with no cost kept (from before cost keeping). */
-  uncosted: number;
   spentUsd: number;
   beforeVerdictUsd: number;
   productionUsd: number;
@@ -65,37 +63,39 @@ interface RowCost {
   before: number;
   production: number;
   productionSec: number;
-  costed: boolean;
 }
 
-/** A rental's cost: as the lifecycle recorded it when it ended, counted on to `nowMs` while it is rented. */
+/**
+ * A rental's cost: as the lifecycle recorded it when it ended; counted on to `nowMs` while it is rented;
+ * and for one that ended without its lifecycle counting it (terminated, its instance destroyed by the
+ * reconciler), its price over its row's rented span.
+ */
 export function rowCost(r: SpendRow, nowMs: number): RowCost {
   const open = r.destroyedAt === null && r.outcome !== 'killed' && r.dph !== null && r.rentedAt !== null;
-  if (open && r.dph !== null && r.rentedAt !== null) {
-    const c = costAt(openRowLedger(r, r.dph, r.rentedAt), nowMs);
+  if (!open && r.costUsd !== null) {
     return {
       open,
-      total: c.totalUsd,
-      before: c.beforeVerdictUsd,
-      production: c.productionUsd,
-      productionSec: c.productionSec,
-      costed: true,
+      total: r.costUsd,
+      before: r.beforeVerdictUsd ?? 0,
+      production: r.productionUsd ?? 0,
+      productionSec: r.productionSec ?? 0,
     };
   }
-  const costed = r.costUsd !== null || r.rentedAt === null;
+  if (r.dph === null || r.rentedAt === null) return { open, total: 0, before: 0, production: 0, productionSec: 0 };
+  const endMs = open || r.destroyedAt === null ? nowMs : Date.parse(r.destroyedAt);
+  const c = costAt(openRowLedger(r, r.dph, r.rentedAt), endMs);
   return {
     open,
-    total: r.costUsd ?? 0,
-    before: r.beforeVerdictUsd ?? 0,
-    production: r.productionUsd ?? 0,
-    productionSec: r.productionSec ?? 0,
-    costed,
+    total: c.totalUsd,
+    before: c.beforeVerdictUsd,
+    production: c.productionUsd,
+    productionSec: c.productionSec,
   };
 }
 
 /** An open rental's ledger: from the rent at `dph`, or from its last price move at the price it moved to. */
 function openRowLedger(r: SpendRow, dph: number, rentedAt: string): CostLedger {
-  const l = openLedger(dph, Date.parse(rentedAt), r.timeScale);
+  const l = openLedger(dph, Date.parse(rentedAt), REAL_TIME);
   const verdictMs = r.verdictAt === null ? null : Date.parse(r.verdictAt);
   if (!r.costCountedAt) return verdictMs === null ? l : promoted(l, verdictMs);
   return {
@@ -112,7 +112,6 @@ export function spendFigures(rows: readonly SpendRow[], nowMs: number): SpendFig
     rentals: rows.length,
     promoted: 0,
     killed: 0,
-    uncosted: 0,
     spentUsd: 0,
     beforeVerdictUsd: 0,
     productionUsd: 0,
@@ -128,7 +127,6 @@ export function spendFigures(rows: readonly SpendRow[], nowMs: number): SpendFig
     // Each rental once, by its last outcome: promoted and later killed by its watch is killed.
     if (r.outcome === 'killed') f.killed++;
     else if (everPromoted) f.promoted++;
-    if (!c.costed) f.uncosted++;
     f.spentUsd += c.total;
     f.beforeVerdictUsd += c.before;
     f.productionUsd += c.production;
