@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// testdata/token-vectors.json is shared with test/setup/host-token.test.ts: both implementations must
+// testdata/token-vectors.json is shared with test/security/host-token.test.ts: both implementations must
 // mint the same tokens and reach the same verdicts. UPDATE_VECTORS=1 go test ./hostauth rewrites it.
 type vectorFile struct {
 	Comment string   `json:"comment"`
