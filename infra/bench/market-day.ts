@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { type Clock, clockOf } from '../../workflows/domain/policy/clock.js';
 import { listBadMachineIds } from '../../activities/store/queries.js';
 import { compressedLifecycle, type SimStack, startSimStack } from '../dev/sim-stack.js';
 import { ensureReconcilerSchedule, ensureScalerSchedule } from '../../workers/setup/schedules.js';
@@ -61,7 +62,8 @@ export async function runMarketDay(
   process.env.SIM_TIME_SCALE = String(scale);
   // The simulator's key for this run; it stands in for VAST_API_KEY and is never a real one.
   process.env.VAST_API_KEY = `sim-market-${Math.random().toString(36).slice(2)}`;
-  const lifecycle = compressedLifecycle(scale);
+  // The simulators' durations and clock: each lifecycle converts what it measures to real units itself.
+  const lifecycle = { ...compressedLifecycle(scale), clock: clockOf(scale) };
   // Production heartbeat timing (the scale bench's lesson): the host-server link does not compress.
   lifecycle.timeouts.heartbeatSec = DEFAULT_TIMEOUTS.heartbeatSec;
   const farm = await spawnHostFarm({
@@ -126,13 +128,13 @@ export async function runMarketDay(
   let stopPolicy: () => Promise<void>;
   if (policy === 'ours') {
     const input: FleetScalerInput = {
-      // The simulators run `1 / scale` times fast, so a measured proofs/h is that much higher.
-      targetRate: F.targetRate.value / scale,
+      // Real proofs/h: the lifecycles run on the simulators' clock and report in real units.
+      targetRate: F.targetRate.value,
       maxDph: F.maxDph.value,
       maxInstances: F.maxInstances.value,
       maxConcurrentBenchmarks: F.maxConcurrentBenchmarks.value,
       explorationSlots: F.explorationSlots.value,
-      minRate: F.minRate.value / scale,
+      minRate: F.minRate.value,
       offerCheckSec: STACK_OFFER_CHECK_SEC,
       filter: MARKET_FILTER,
       lifecycle: { ...lifecycle, diskGb: F.diskGb.value },
@@ -155,7 +157,7 @@ export async function runMarketDay(
     let k = 0;
     const loop = (async () => {
       while (driving) {
-        await oldPolicyTick(stack, started, () => `${tag}-${k++}`, lifecycle, scale).catch((err: unknown) =>
+        await oldPolicyTick(stack, started, () => `${tag}-${k++}`, lifecycle).catch((err: unknown) =>
           log(`market old policy: ${err instanceof Error ? err.message : String(err)}`),
         );
         const until = Date.now() + intervalSec * 1000;
@@ -224,8 +226,7 @@ async function oldPolicyTick(
   stack: SimStack,
   started: OldRental[],
   nextId: () => string,
-  lifecycle: ReturnType<typeof compressedLifecycle>,
-  scale: number,
+  lifecycle: ReturnType<typeof compressedLifecycle> & { clock: Clock },
 ): Promise<void> {
   const rows = await stack.pool.query<{
     workflow_id: string;
@@ -265,8 +266,8 @@ async function oldPolicyTick(
   if (!res.ok) throw new Error(`offer search: HTTP ${res.status}`);
   const offers = ((await res.json()) as { offers: OldOffer[] }).offers;
   const choice = oldPolicyChoice(held, offers, bad, {
-    minRate: F.minRate.value / scale,
-    targetRate: F.targetRate.value / scale,
+    minRate: F.minRate.value,
+    targetRate: F.targetRate.value,
   });
   for (const x of choice) {
     const id = nextId();
@@ -276,7 +277,7 @@ async function oldPolicyTick(
       args: [
         {
           offerId: x.id,
-          minRate: F.minRate.value / scale,
+          minRate: F.minRate.value,
           earlyStopAfterProofs: 0,
           benchmarkProofs: 12,
           diskGb: F.diskGb.value,

@@ -1,4 +1,5 @@
 import { compressedLifecycle, startSimStack } from '../dev/sim-stack.js';
+import { clockOf } from '../../workflows/domain/policy/clock.js';
 import { instanceLifecycle } from '../../workflows/index.js';
 import { CONTROL_TASK_QUEUE } from '../../workflows/domain/task-queues.js';
 import { farmBooter, spawnHostFarm } from '../sim/farm/client.js';
@@ -46,9 +47,10 @@ export async function moneyBench(catalogue: SimOffer[], timeScale: number) {
           args: [
             {
               offerId: r.offer.id,
-              minRate: MIN_RATE / timeScale,
+              minRate: MIN_RATE,
               earlyStopAfterProofs: r.policy.earlyStopAfterProofs,
               ...compressedLifecycle(timeScale),
+              clock: clockOf(timeScale),
             },
           ],
         }),

@@ -1,4 +1,5 @@
 import type { temporal as proto } from '@temporalio/proto';
+import { clockOf } from '../../workflows/domain/policy/clock.js';
 import type pg from 'pg';
 import protoPkg from '@temporalio/proto';
 import { compressedLifecycle, startSimStack } from '../dev/sim-stack.js';
@@ -170,9 +171,10 @@ export async function scaleBench(o: ScaleOptions) {
         args: [
           {
             offerId: offer.id,
-            minRate: o.minRate / o.timeScale,
+            minRate: o.minRate,
             earlyStopAfterProofs: 3,
             ...lifecycle,
+            clock: clockOf(o.timeScale),
           },
         ],
       });

@@ -246,7 +246,7 @@ async function main(): Promise<void> {
     );
   }
   console.log(
-    `\nOperator CLI against this demo:\n  export TEMPORAL_ADDRESS=${temporal.address} ${ui ? ` TEMPORAL_UI_URL=${ui}` : ''}\n  npx gpu-fleet fleet status\n  npx gpu-fleet report --by gpu`,
+    `\nOperator CLI against this demo:\n  export TEMPORAL_ADDRESS=${temporal.address}${ui ? ` TEMPORAL_UI_URL=${ui}` : ''}\n  npx gpu-fleet fleet status\n  npx gpu-fleet report --by gpu`,
   );
   const leaked = vast
     .ledger()
