@@ -280,6 +280,37 @@ describe.concurrent('the lifecycle decides, with every activity a stub', () => {
     expect(run.count('destroyInstance')).toBe(1);
   });
 
+  it.each([
+    // FAST_TIMEOUTS on the stub clock (1000x): a 2 s stall is 33 real minutes, a 4 s wait 67.
+    [
+      'paramfetch',
+      FailureType.ParamfetchFailed,
+      'paramfetch stalled: no progress for 2 s',
+      { stalled: true, diagnostics: { exitCode: null, signal: 'SIGKILL', outputTail: 'fetching' } },
+      'during paramfetch: paramfetch stalled: no progress for 33 min',
+    ],
+    [
+      'startDaemon',
+      FailureType.DaemonNeverReady,
+      'cuzk-daemon did not answer GetStatus within 4 s',
+      { diagnostics: { daemonLogTail: 'loading SRS' } },
+      'during warmup: cuzk-daemon did not answer GetStatus within 67 min',
+    ],
+  ] as const)(
+    "says a host's %s stall or wait in real time, from the number the lifecycle gave the step",
+    async (step, type, hostMessage, details, said) => {
+      const failing = () =>
+        Promise.reject(
+          ApplicationFailure.create({ type, message: hostMessage, nonRetryable: true, details: [details] }),
+        );
+      const run = await env.start({ host: { [step]: failing } });
+      const f = await run.failure();
+      expect(f.type).toBe(type);
+      expect(f.message).toContain(said);
+      expect(f.message).not.toContain(hostMessage);
+    },
+  );
+
   it('records a taken offer without destroying anything', async () => {
     const run = await env.start({
       rent: () =>
