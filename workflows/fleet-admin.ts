@@ -6,7 +6,6 @@ import { storeOptions, vastApiOptions } from './activity-options.js';
 import { DEFAULT_DISK_GB } from './domain/policy/defaults.js';
 import { type RankedOffer, rankOffers } from './domain/policy/offer-ranking.js';
 import { type OfferFilter, offerQuery } from './domain/policy/offer-filter.js';
-import { offersOf } from './fleet-scaler.js';
 import type { OfferFacts } from './domain/types.js';
 
 const vast = proxyActivities<VastActivities>(vastApiOptions);
@@ -45,8 +44,7 @@ export async function offerReport(input: { filter: OfferFilter; minRate: number;
     store.perfHistory(),
     store.listBadMachines(),
   ]);
-  const dropped = Array.isArray(search) ? { count: 0, firstReason: null } : search.dropped;
-  return { ...rankOffers(offersOf(search), perf, bad, input.minRate), badMachines: bad, dropped };
+  return { ...rankOffers(search.offers, perf, bad, input.minRate), badMachines: bad, dropped: search.dropped };
 }
 
 /** Marked machines, ignored ones included (the CLI's `machines list`). */
@@ -70,7 +68,7 @@ export async function offerCheck(input: {
     limit: 1,
     allocated_storage: DEFAULT_DISK_GB,
   });
-  const offer = offersOf(search).find((o) => o.offerId === input.offerId) ?? null;
+  const offer = search.offers.find((o) => o.offerId === input.offerId) ?? null;
   if (!offer) return { offer: null, badMachine: null };
   const [record] = await store.machineRecords({ machineId: offer.machineId });
   return { offer, badMachine: record ?? null };

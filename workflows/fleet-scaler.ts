@@ -11,7 +11,7 @@ import {
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { StoreActivities } from '../activities/store/activities.js';
 import type { TemporalActivities } from '../activities/temporal/activities.js';
-import type { OfferSearchResult, VastActivities } from '../activities/vast/activities.js';
+import type { VastActivities } from '../activities/vast/activities.js';
 import { storeOptions, temporalVisibilityOptions, vastApiOptions } from './activity-options.js';
 import { FailureType } from './domain/failures.js';
 import { instanceLifecycle } from './instance-lifecycle.js';
@@ -34,18 +34,13 @@ import { fleetMetrics } from './metrics.js';
 import { notify } from './notify.js';
 import { lifecycleWorkflowId } from './domain/task-queues.js';
 import { lifecycleStaticDetails, lifecycleStaticSummary } from './ui/summaries.js';
-import type { LifecycleRequest, OfferFacts } from './domain/types.js';
+import type { LifecycleRequest } from './domain/types.js';
 
 const vast = proxyActivities<VastActivities>(vastApiOptions);
 const temporal = proxyActivities<TemporalActivities>(temporalVisibilityOptions);
 const store = proxyLocalActivities<StoreActivities>(storeOptions);
 
 /** vast-cli's default search filters; the backend ignores `rented`, so it is not sent. */
-
-/** The search's offers, from this activity result or from one recorded before it reported dropped rows. */
-export function offersOf(res: OfferSearchResult | OfferFacts[]): OfferFacts[] {
-  return Array.isArray(res) ? res : res.offers;
-}
 
 export interface FleetScalerInput extends FleetTarget {
   filter: OfferFilter;
@@ -75,12 +70,12 @@ export interface FleetScalerResult {
   skipped: Array<{ offerId: number; why: string }>;
   fleetRate: number;
   fleetDph: number;
-  /** Offer rows Vast sent that lacked what we need (count, first reason); absent in old runs' results. */
-  droppedOffers?: { count: number; firstReason: string | null };
+  /** Offer rows Vast sent that lacked what we need (count, first reason). */
+  droppedOffers: { count: number; firstReason: string | null };
   /** Machines not rented this run because of recent inconclusive verdicts. */
   restingMachines?: number[];
-  /** The fleet as this run counted it before renting, in real units; absent in old runs' results. */
-  fleet?: DecidedFigures;
+  /** The fleet as this run counted it before renting, in real units. */
+  fleet: DecidedFigures;
 }
 
 export const DEFAULT_INCONCLUSIVE_RETRIES = 1;
@@ -103,7 +98,7 @@ export async function fleetScaler(input: FleetScalerInput): Promise<FleetScalerR
     // With type "bid" min_bid is the price that matters (vast-api.md §1.3).
     mix ? vast.searchOffers(offerQuery(input.filter, diskGb, 'bid')) : Promise.resolve(null),
   ]);
-  const offers = offersOf(search);
+  const offers = search.offers;
   const resting = await store.restingMachines({
     windowSec: input.inconclusiveWindowSec ?? DEFAULT_INCONCLUSIVE_WINDOW_SEC,
     retries: input.inconclusiveRetries ?? DEFAULT_INCONCLUSIVE_RETRIES,
@@ -111,7 +106,7 @@ export async function fleetScaler(input: FleetScalerInput): Promise<FleetScalerR
   const { promoted, inFlight } = fleetFigures(rented, running);
   const busyOffers = new Set(rented.map((r) => r.offerId));
   let ranked = rankForRun(offers, rented, perf, [...bad, ...resting], input.minRate);
-  const bids = mix && bidSearch ? bidCandidates(offersOf(bidSearch), mix, diskGb) : [];
+  const bids = mix && bidSearch ? bidCandidates(bidSearch.offers, mix, diskGb) : [];
   let spot = rankOffers(
     bids.filter((o) => !busyOffers.has(o.offerId)),
     perf,
@@ -123,7 +118,7 @@ export async function fleetScaler(input: FleetScalerInput): Promise<FleetScalerR
     skipped: [],
     fleetRate: promoted.reduce((s, p) => s + p.rate, 0),
     fleetDph: [...promoted, ...inFlight].reduce((s, p) => s + p.dph, 0),
-    ...(Array.isArray(search) ? {} : { droppedOffers: search.dropped }),
+    droppedOffers: search.dropped,
     ...(resting.length > 0 ? { restingMachines: resting } : {}),
     fleet: decidedFigures({ promoted, inFlight }, input),
   };

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { factsFromInstance, offerFacts } from '../../activities/vast/activities.js';
 import { stoppingEvidence } from '../../activities/vast/instance-state.js';
 import { type OfferFilter, offerQuery } from '../../workflows/domain/policy/offer-filter.js';
-import { offersOf } from '../../workflows/fleet-scaler.js';
 
 const filter: OfferFilter = {
   gpuModels: ['RTX 4090'],
@@ -23,11 +22,6 @@ describe("offer search sends vast-cli's default filters, each overridable", () =
     expect(q.verified).toEqual({ eq: false });
     expect(q).not.toHaveProperty('external');
     expect(q).not.toHaveProperty('rentable');
-  });
-  it('reads search results recorded before dropped rows were reported', () => {
-    const facts = { offerId: 1, machineId: 2, hostId: 3, gpuName: 'A40', numGpus: 1, cpuRamMb: 1, dphTotal: 1 };
-    expect(offersOf([facts])).toEqual([facts]);
-    expect(offersOf({ offers: [facts], dropped: { count: 0, firstReason: null } })).toEqual([facts]);
   });
 });
 
