@@ -13,10 +13,13 @@ import {
   formatCost,
   formatDuration,
   formatUsd,
+  destroyed,
   openLedger,
   promoted,
   repriced,
 } from '../../workflows/domain/policy/cost.js';
+import { costToDate } from '../../workers/cli/fleet.js';
+import { fmtUsd } from '../../workers/cli/format.js';
 
 const T0 = Date.parse('2026-12-05T00:00:00Z');
 const MIN = 60_000;
@@ -61,6 +64,26 @@ describe('cost ledger (GPU-$ at the billed price, from workflow time)', () => {
     expect(costAt(back, T0 + 20_000)).toEqual(costAt(l, T0 + 20_000));
   });
 
+  it('stops at the destroy: a later read gives the kill figure, however late', () => {
+    const l = destroyed(promoted(openLedger(0.6, T0, REAL_TIME), T0 + 10 * MIN), T0 + 40 * MIN);
+    const atKill = costAt(l, T0 + 40 * MIN);
+    expect(atKill.totalUsd).toBeCloseTo(0.4, 9);
+    expect(costAt(l, T0 + 300 * MIN)).toEqual(atKill);
+    expect(costAt(JSON.parse(JSON.stringify(l)) as typeof l, T0 + 9999 * MIN)).toEqual(atKill);
+    // A second destroy (a retried cleanup) does not move it.
+    expect(destroyed(l, T0 + 90 * MIN)).toBe(l);
+  });
+
+  it('gives a list the same cost to date as the ledger: counted sum on at the billed price', () => {
+    const l = repriced(openLedger(0.5, T0, FAST), 0.8, T0 + 18_000);
+    const counted = costAt(l, T0 + 18_000).totalUsd;
+    expect(costToDate(counted, new Date(T0 + 18_000), 0.8, FAST, T0 + 54_000)).toBeCloseTo(
+      costAt(l, T0 + 54_000).totalUsd,
+      9,
+    );
+    expect(costToDate(undefined, undefined, 0.8, FAST, T0)).toBeNull();
+  });
+
   it('never counts time backwards', () => {
     const l = openLedger(1, T0, REAL_TIME);
     expect(costAt(l, T0 - MIN).totalUsd).toBe(0);
@@ -76,6 +99,11 @@ describe('formatting with units', () => {
   it('keeps small sums readable and durations in the largest unit', () => {
     expect(formatUsd(0.0123)).toBe('$0.0123');
     expect(formatUsd(12.345)).toBe('$12.35');
+    expect(formatUsd(0.5653)).toBe('$0.57');
+    // The CLI writes money with the same formatter.
+    expect(fmtUsd(0.5653)).toBe(formatUsd(0.5653));
+    expect(fmtUsd(0.0123)).toBe('$0.0123');
+    expect(fmtUsd(null)).toBe('-');
     expect(formatDuration(45)).toBe('45 s');
     expect(formatDuration(3 * 3600 + 720)).toBe('3.2 h');
     expect(formatDuration(3 * 86400)).toBe('3 d');

@@ -87,7 +87,7 @@ describe('the UI texts', () => {
       vastUnreadableSince: null,
     };
     expect(currentDetails(base, 0)).toBe(
-      'benchmark 7 of 12 proofs · 41 proofs/h so far · 23 min left · \\$0.0000 so far',
+      'benchmark 7 of 12 proofs · 41 proofs/h so far · 23 min left · \\$0.00 so far',
     );
     const promoted = {
       ...base,

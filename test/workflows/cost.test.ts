@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitForVerdict } from '../../infra/dev/verdict.js';
 import { instanceLifecycle, lifecycleStatusQuery } from '../../workflows/index.js';
 import type { CostFigures } from '../../workflows/domain/policy/cost.js';
-import { fmtCostUsd } from '../../workflows/ui/cost.js';
+import { formatUsd } from '../../workflows/domain/policy/cost.js';
 import { expectCleanedUp, expectKilled } from '../helpers/expect-kill.js';
 import { fastRequest, type FleetEnv, startFleetEnv } from '../helpers/fleet-env.js';
 import { simOffer } from '../helpers/offers.js';
@@ -71,7 +71,7 @@ describe('a lifecycle knows what it cost, in real units at the billed price', ()
     expectBilled(cost, slow.id);
     expect(cost.productionUsd).toBe(0);
     // "… · cost $0.3684 ($0.447/h for 49 min)": the UI's kill line ends with the ledger's figure, in real time.
-    expect(k.failure.message, k.failure.message).toContain(`· cost ${fmtCostUsd(cost.totalUsd)} (`);
+    expect(k.failure.message, k.failure.message).toContain(`· cost ${formatUsd(cost.totalUsd)} (`);
     expect(k.failure.message).toMatch(/ · cost \$\d+\.\d+ \(\$[\d.]+\/h for \d+(\.\d+)? (s|min|h|d)\)$/);
     // A real rate against the real bar of 29 proofs/h (the host proves one proof per 400 real s per slot).
     expect(k.details.rate as number).toBeLessThan(29);
@@ -126,7 +126,7 @@ describe('a lifecycle knows what it cost, in real units at the billed price', ()
     expectBilled(cost, degrading.id);
     expect(cost.beforeVerdictUsd).toBeCloseTo(verdictCost, 5);
     expect(cost.productionUsd).toBeGreaterThan(0);
-    expect(k.failure.message).toContain(`· cost ${fmtCostUsd(cost.totalUsd)} (`);
+    expect(k.failure.message).toContain(`· cost ${formatUsd(cost.totalUsd)} (`);
     const row = await storedCost(id);
     expect(row?.cost_usd).toBeCloseTo(cost.totalUsd, 5);
     expect(row?.cost_production_usd).toBeCloseTo(cost.productionUsd, 5);

@@ -1,6 +1,8 @@
 import type { Client } from '@temporalio/client';
 import { SA } from '../../workflows/domain/search-attributes.js';
 import { instanceLifecycle } from '../../workflows/index.js';
+import { costAt, openLedger } from '../../workflows/domain/policy/cost.js';
+import type { Clock } from '../../workflows/domain/policy/clock.js';
 import { chainStart } from './age.js';
 import { memoClock, realAgeSec } from './units.js';
 
@@ -13,7 +15,7 @@ export interface FleetRow {
   /** The benchmark's rate in real proofs per hour; null until it is measured. */
   benchRateProofsPerHour: number | null;
   dollarsPerHour: number | null;
-  /** GPU-$ so far as of the lifecycle's last stage change (CostUsd). */
+  /** Cost to date (docs/operating.md): CostUsd counted on from CostCountedAt at the billed price to now. */
   costUsd: number | null;
   rentalStartedAt: string;
   /** Real seconds since the rental's first run started. */
@@ -29,8 +31,25 @@ export interface FleetTotals {
   dollarsPerHour: number;
   /** The fleet's whole hourly bill over what it proves; null while nothing is promoted. */
   dollarsPerProof: number | null;
-  /** What the listed lifecycles have cost (CostUsd), GPU-$. */
+  /** What the listed lifecycles have cost to date, GPU-$. */
   costUsd: number;
+}
+
+/**
+ * Cost to date from what visibility keeps: the sum the lifecycle counted at its last upsert, counted on at
+ * its billed price with the one ledger (policy/cost.ts), so a list and `status` agree.
+ */
+export function costToDate(
+  countedUsd: number | undefined,
+  countedAt: Date | undefined,
+  dph: number | undefined,
+  clock: Clock,
+  nowMs: number,
+): number | null {
+  if (countedUsd === undefined) return null;
+  if (countedAt === undefined || dph === undefined) return countedUsd;
+  const ledger = { ...openLedger(dph, countedAt.getTime(), clock), beforeVerdictUsd: countedUsd };
+  return costAt(ledger, nowMs).totalUsd;
 }
 
 /** Running lifecycles from Temporal visibility, with the search attributes they keep current. */
@@ -52,7 +71,13 @@ export async function fleetStatus(client: Client, now = Date.now()): Promise<Fle
       // Real proofs/h already: the lifecycle converts its clock (workflows/domain/policy/clock.ts).
       benchRateProofsPerHour: rate === undefined ? null : Math.round(rate * 10) / 10,
       dollarsPerHour: sa.get(SA.dollarsPerHour) ?? null,
-      costUsd: sa.get(SA.costUsd) ?? null,
+      costUsd: costToDate(
+        sa.get(SA.costUsd),
+        sa.get(SA.costCountedAt),
+        sa.get(SA.dollarsPerHour),
+        memoClock(wf.memo),
+        now,
+      ),
       rentalStartedAt: start.toISOString(),
       // On the lifecycle's own clock: each carries it in its memo.
       ageSec: realAgeSec(now - start.getTime(), memoClock(wf.memo)),
@@ -78,6 +103,6 @@ export function fleetTotals(rows: FleetRow[]): FleetTotals {
     promotedProofsPerHour: Math.round(proofs * 10) / 10,
     dollarsPerHour: Math.round(dph * 1000) / 1000,
     dollarsPerProof: proofs > 0 ? dph / proofs : null,
-    costUsd: Math.round(cost * 10_000) / 10_000,
+    costUsd: Math.round(cost * 1e6) / 1e6,
   };
 }

@@ -1,4 +1,5 @@
 /** Human formatting: every number carries its unit. */
+import { formatUsd } from '../../workflows/domain/policy/cost.js';
 
 function round(n: number, digits: number): string {
   return n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: 0 });
@@ -12,9 +13,9 @@ export function fmtDph(dph: number | null | undefined): string {
   return dph === null || dph === undefined ? '-' : `$${dph.toFixed(3)}/h`;
 }
 
+/** Money as everywhere else (policy/cost.ts formatUsd); '-' for none. */
 export function fmtUsd(usd: number | null | undefined): string {
-  if (usd === null || usd === undefined || !Number.isFinite(usd)) return '-';
-  return usd < 1 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
+  return usd === null || usd === undefined || !Number.isFinite(usd) ? '-' : formatUsd(usd);
 }
 
 export function fmtGb(mb: number): string {

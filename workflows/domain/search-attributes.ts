@@ -12,6 +12,8 @@ export const SA = {
   dollarsPerHour: defineSearchAttributeKey('DollarsPerHour', SearchAttributeType.DOUBLE),
   /** GPU-$ the rental has cost (real, at the billed price), as of its last stage change or run. */
   costUsd: defineSearchAttributeKey('CostUsd', SearchAttributeType.DOUBLE),
+  /** When CostUsd was counted (workflow time): a list counts on from it at DollarsPerHour, to a cost to date. */
+  costCountedAt: defineSearchAttributeKey('CostCountedAt', SearchAttributeType.DATETIME),
   failureType: defineSearchAttributeKey('FailureType', SearchAttributeType.KEYWORD),
   outcome: defineSearchAttributeKey('Outcome', SearchAttributeType.KEYWORD),
 } as const;
@@ -22,6 +24,7 @@ export function searchAttributeFlags(): string[] {
     [SearchAttributeType.KEYWORD]: 'Keyword',
     [SearchAttributeType.INT]: 'Int',
     [SearchAttributeType.DOUBLE]: 'Double',
+    [SearchAttributeType.DATETIME]: 'Datetime',
   };
   return Object.values(SA).map((key) => `${key.name}=${cliType[key.type] ?? 'Keyword'}`);
 }

@@ -1,6 +1,14 @@
 import { SA } from '../domain/search-attributes.js';
 import type { Clock } from '../domain/policy/clock.js';
-import { costAt, type CostFigures, type CostLedger, openLedger, promoted, repriced } from '../domain/policy/cost.js';
+import {
+  costAt,
+  type CostFigures,
+  type CostLedger,
+  destroyed,
+  openLedger,
+  promoted,
+  repriced,
+} from '../domain/policy/cost.js';
 
 /**
  * A lifecycle's cost keeper: the narrow hooks the runbook calls (rented, promoted, repriced, destroyed)
@@ -9,9 +17,7 @@ import { costAt, type CostFigures, type CostLedger, openLedger, promoted, repric
  */
 export function costKeeper(clock: Clock, carried?: CostLedger) {
   let ledger: CostLedger | null = carried ?? null;
-  /** Billing stops at the destroy, so the cost stops counting there. */
-  let destroyedAtMs: number | null = null;
-  const now = (): CostFigures | null => (ledger ? costAt(ledger, destroyedAtMs ?? Date.now()) : null);
+  const now = (): CostFigures | null => (ledger ? costAt(ledger, Date.now()) : null);
   return {
     now,
     ledger: () => ledger,
@@ -26,18 +32,27 @@ export function costKeeper(clock: Clock, carried?: CostLedger) {
     repriced(dph: number): void {
       if (ledger && dph > 0) ledger = repriced(ledger, dph, Date.now());
     },
+    /** Billing stops at the destroy: the ledger closes there for every reader (status, store, report). */
     destroyed(): void {
-      destroyedAtMs = Date.now();
+      if (ledger) ledger = destroyed(ledger, Date.now());
     },
     /** For a store write: `{ cost }` once rented, else nothing. */
     field(): { cost?: CostFigures } {
       const c = now();
       return c ? { cost: c } : {};
     },
-    /** CostUsd, to ride an upsert the lifecycle makes anyway (so it adds no command to history). */
+    /**
+     * CostUsd and when it was counted, to ride an upsert the lifecycle makes anyway (so it adds no command
+     * to history); a closed ledger is counted to its destroy.
+     */
     attribute() {
       const c = now();
-      return c ? [{ key: SA.costUsd, value: Math.round(c.totalUsd * 10_000) / 10_000 }] : [];
+      if (!c || !ledger) return [];
+      const at = ledger.destroyedAtMs ?? Date.now();
+      return [
+        { key: SA.costUsd, value: Math.round(c.totalUsd * 1e6) / 1e6 },
+        { key: SA.costCountedAt, value: new Date(at) },
+      ];
     },
   };
 }

@@ -1,5 +1,5 @@
 import type { BenchmarkProgress, Stage, StoreWait } from '../domain/types.js';
-import { fmtCostUsd } from './cost.js';
+import { formatUsd } from '../domain/policy/cost.js';
 import { fmtMinutes, fmtRate, md } from './text.js';
 
 /** What the lifecycle knows that an operator wants at a glance; all times are workflow time (epoch ms). */
@@ -41,7 +41,7 @@ export function currentDetails(s: DetailsState, nowMs: number): string {
     parts.push(s.stage.replace(/_/g, ' '));
   }
   if (s.stageDeadlineMs !== null) parts.push(`${fmtMinutes(s.stageDeadlineMs - nowMs)} left`);
-  if (s.costUsd !== null) parts.push(`${fmtCostUsd(s.costUsd)} so far`);
+  if (s.costUsd !== null) parts.push(`${formatUsd(s.costUsd)} so far`);
   let line = parts.join(' · ');
   if (s.vastUnreadableSince) line += ` · Vast unreadable since ${s.vastUnreadableSince}`;
   if (s.waiting) {

@@ -1,6 +1,6 @@
 import type { HostDiagnostics } from '../domain/failures.js';
 import type { ProofTiming } from '../domain/types.js';
-import { fmtCostUsd } from './cost.js';
+import { formatUsd } from '../domain/policy/cost.js';
 import { grpcCodeName } from './grpc-codes.js';
 import { fmtDph, fmtMinutes, fmtRate, md } from './text.js';
 
@@ -27,7 +27,7 @@ const LOG_LINES = 5;
 function costText(f: KillFacts): string {
   if (f.costUsd === null) return 'nothing billed (never rented)';
   const over = f.dph === null || f.rentedForMs === null ? '' : ` (${fmtDph(f.dph)} for ${fmtMinutes(f.rentedForMs)})`;
-  return `cost ${fmtCostUsd(f.costUsd)}${over}`;
+  return `cost ${formatUsd(f.costUsd)}${over}`;
 }
 
 /**

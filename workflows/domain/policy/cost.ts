@@ -17,6 +17,8 @@ export interface CostLedger {
   verdictAtMs: number | null;
   /** Workflow epoch ms up to which the two sums below are counted. */
   countedToMs: number;
+  /** Workflow epoch ms of the destroy: billing stops there, so every reader's count stops there too. */
+  destroyedAtMs: number | null;
   beforeVerdictUsd: number;
   productionUsd: number;
 }
@@ -43,13 +45,15 @@ export function openLedger(dph: number, atMs: number, clock: Clock): CostLedger 
     rentedAtMs: atMs,
     verdictAtMs: null,
     countedToMs: atMs,
+    destroyedAtMs: null,
     beforeVerdictUsd: 0,
     productionUsd: 0,
   };
 }
 
-/** The ledger counted up to `nowMs` at its current price. */
-function countedTo(l: CostLedger, nowMs: number): CostLedger {
+/** The ledger counted up to `atMs` (never past the destroy) at its current price. */
+function countedTo(l: CostLedger, atMs: number): CostLedger {
+  const nowMs = l.destroyedAtMs === null ? atMs : Math.min(atMs, l.destroyedAtMs);
   const spanMs = Math.max(0, nowMs - l.countedToMs);
   const usd = (l.dph * realMs(spanMs, l.clock)) / 3_600_000;
   return l.verdictAtMs === null
@@ -67,6 +71,12 @@ export function repriced(l: CostLedger, dph: number, atMs: number): CostLedger {
   return l.dph === dph ? l : { ...countedTo(l, atMs), dph };
 }
 
+/** The instance is destroyed: the ledger is closed, and reads at any later time give this figure. */
+export function destroyed(l: CostLedger, atMs: number): CostLedger {
+  return l.destroyedAtMs !== null ? l : { ...countedTo(l, atMs), destroyedAtMs: atMs };
+}
+
+/** Cost to date: counted to `nowMs`, or to the destroy for a closed ledger. */
 export function costAt(l: CostLedger, nowMs: number): CostFigures {
   const c = countedTo(l, nowMs);
   return {
