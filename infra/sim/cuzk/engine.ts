@@ -80,30 +80,7 @@ export class ProvingEngine {
     const jitter = 1 + (Math.random() - 0.5) * 0.04;
     const phases = proofPhasesSec(this.sc.proofSec * forge, this.partitionWorkers, slowdown);
     let synthSec = phases.synthSec * jitter;
-    if (isFirst) {
-      synthSec += this.sc.firstProofAfterRestartExtraSec;
-      if (!existsSync(this.pceFile)) {
-        this.hooks.log(`INFO cuzk_pce: no PCE cache, extracting with ${this.partitionWorkers} partition workers`);
-        if (f.oomOnPceAbovePartitionWorkers !== undefined && this.partitionWorkers > f.oomOnPceAbovePartitionWorkers) {
-          await sleep(scaledMs(this.sc.pceExtractSec / 2, this.scale));
-          this.hooks.log(`WARN cuzk_pce: synthesis RSS 121.4 GiB of 125.0 GiB`);
-          this.hooks.die('oom');
-        }
-        synthSec += this.sc.pceExtractSec;
-      } else {
-        this.hooks.log('INFO cuzk_pce: re-extracting PCE after restart');
-      }
-      if (f.transportDrops > 0 && this.dropsUsed() < f.transportDrops) {
-        this.useDrop();
-        setTimeout(
-          () => {
-            this.hooks.log('WARN h2: connection reset while proving (client gone)');
-            this.hooks.dropConnections();
-          },
-          scaledMs(synthSec / 2, this.scale),
-        );
-      }
-    }
+    if (isFirst) synthSec = await this.firstProofAfterStart(synthSec);
     if (f.hangProofs) await new Promise(() => undefined); // the gRPC server keeps the process alive
     await sleep(scaledMs(synthSec, this.scale));
     const gpu = await this.acquireGpu();
@@ -114,6 +91,47 @@ export class ProvingEngine {
       this.releaseGpu(gpu);
     }
     if (!existsSync(this.pceFile)) writeFileSync(this.pceFile, 'simulated PCE cache\n');
+    return this.outcome(jobId, gpu, started, queueWaitMs, synthSec, phases.gpuSec);
+  }
+
+  /** The first proof after a start pays kernel compile and PCE extraction (or re-extraction): its synthesis time. */
+  private async firstProofAfterStart(synthSec: number): Promise<number> {
+    const f = this.sc.faults;
+    synthSec += this.sc.firstProofAfterRestartExtraSec;
+    if (!existsSync(this.pceFile)) {
+      this.hooks.log(`INFO cuzk_pce: no PCE cache, extracting with ${this.partitionWorkers} partition workers`);
+      if (f.oomOnPceAbovePartitionWorkers !== undefined && this.partitionWorkers > f.oomOnPceAbovePartitionWorkers) {
+        await sleep(scaledMs(this.sc.pceExtractSec / 2, this.scale));
+        this.hooks.log(`WARN cuzk_pce: synthesis RSS 121.4 GiB of 125.0 GiB`);
+        this.hooks.die('oom');
+      }
+      synthSec += this.sc.pceExtractSec;
+    } else {
+      this.hooks.log('INFO cuzk_pce: re-extracting PCE after restart');
+    }
+    if (f.transportDrops > 0 && this.dropsUsed() < f.transportDrops) {
+      this.useDrop();
+      setTimeout(
+        () => {
+          this.hooks.log('WARN h2: connection reset while proving (client gone)');
+          this.hooks.dropConnections();
+        },
+        scaledMs(synthSec / 2, this.scale),
+      );
+    }
+    return synthSec;
+  }
+
+  /** How a proven job ends: failed self-verification, a GPU panic after it, or completed with its timings. */
+  private outcome(
+    jobId: string,
+    gpu: number,
+    started: number,
+    queueWaitMs: number,
+    synthSec: number,
+    gpuSec: number,
+  ): ProofOutcome {
+    const f = this.sc.faults;
     if (f.failProofs) {
       this.failed++;
       this.hooks.log(`ERROR cuzk_core: job ${jobId} failed: groth16 verification failed`);
@@ -139,7 +157,7 @@ export class ProvingEngine {
       errorMessage: '',
       // Same clock as total_ms: compressed by the time scale.
       synthesisMs: scaledMs(synthSec, this.scale),
-      gpuComputeMs: scaledMs(phases.gpuSec, this.scale),
+      gpuComputeMs: scaledMs(gpuSec, this.scale),
       totalMs: Date.now() - started,
       queueWaitMs,
     };

@@ -1,9 +1,9 @@
 import net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
-import { z } from 'zod';
 import { loadProvingEngine, MAX_MESSAGE_BYTES } from '../../../activities/gpu-host/cuzk-proto.js';
 import { type HostScenario, scaledMs } from '../scenario.js';
 import { type EngineHooks, ProvingEngine } from './engine.js';
+import { daemonHandlers } from './handlers.js';
 import type { DaemonFileConfig } from './toml-config.js';
 
 export interface SimDaemonOptions {
@@ -21,27 +21,6 @@ export interface SimDaemon {
   /** Stops serving and drops every connection, as the process exiting would. */
   close(): void;
 }
-
-const C1Schema = z.object({ SectorNum: z.number(), Phase1Out: z.string(), SectorSize: z.number() });
-
-function checkC1(submit: Record<string, unknown> | undefined): { ok: boolean; why: string } {
-  try {
-    const raw = submit?.vanilla_proof;
-    const c1 = C1Schema.parse(JSON.parse(Buffer.isBuffer(raw) ? raw.toString('utf8') : ''));
-    if (String(c1.SectorNum) !== String(submit?.sector_number)) {
-      return {
-        ok: false,
-        why: `sector_number ${String(submit?.sector_number)} does not match C1 SectorNum ${c1.SectorNum}`,
-      };
-    }
-    return { ok: true, why: '' };
-  } catch (err) {
-    return { ok: false, why: `invalid vanilla_proof: ${err instanceof Error ? err.message : String(err)}` };
-  }
-}
-
-type Call = grpc.ServerUnaryCall<Record<string, unknown>, unknown>;
-type Cb = grpc.sendUnaryData<unknown>;
 
 /**
  * One simulated cuzk-daemon: the real proto over real gRPC on `cfg.listen`. A TCP proxy in front of
@@ -62,101 +41,14 @@ export function startSimDaemon(o: SimDaemonOptions): SimDaemon {
     die: o.die,
   });
 
-  const handlers = {
-    async Prove(call: Call, cb: Cb) {
-      const submit = call.request.submit as Record<string, unknown> | undefined;
-      const jobId = String(submit?.request_id ?? '');
-      let r;
-      try {
-        r = await engine.prove(jobId, checkC1(submit));
-      } catch (err) {
-        // Only an in-process daemon gets here (its stand-in was ended by die()); the client sees the drop.
-        return cb({ code: grpc.status.UNAVAILABLE, details: err instanceof Error ? err.message : String(err) });
-      }
-      const bad = scenario.faults.badResponses;
-      if (bad === 'garbage') {
-        log(`WARN cuzk_server: answering job ${jobId} with a corrupted result (simulated fault)`);
-        return cb(null, {
-          result: {
-            job_id: 'job-of-another-client',
-            status: 'COMPLETED',
-            proof: Buffer.alloc(0),
-            error_message: '',
-            queue_wait_ms: '0',
-            srs_load_ms: '0',
-            synthesis_ms: '0',
-            gpu_compute_ms: '0',
-            total_ms: '18446744073709551615',
-          },
-        });
-      }
-      cb(null, {
-        result: {
-          job_id: jobId,
-          status: r.status,
-          proof:
-            r.status !== 'COMPLETED'
-              ? Buffer.alloc(0)
-              : // Past the 128 MiB both sides agree on: the client must refuse it, not buffer it.
-                Buffer.alloc(bad === 'oversized' ? MAX_MESSAGE_BYTES + 1024 : 192, 7),
-          error_message: r.errorMessage,
-          queue_wait_ms: String(Math.max(0, r.queueWaitMs)),
-          srs_load_ms: '0',
-          synthesis_ms: String(r.synthesisMs),
-          gpu_compute_ms: String(r.gpuComputeMs),
-          total_ms: String(r.totalMs),
-        },
-      });
-    },
-    GetStatus(_call: Call, cb: Cb) {
-      const c = engine.counters;
-      cb(null, {
-        gpus: Array.from({ length: numGpus * 2 }, (_, i) => ({
-          ordinal: Math.floor(i / 2),
-          name: gpuName,
-          vram_total_bytes: String(24 * 2 ** 30),
-          vram_free_bytes: String(4 * 2 ** 30),
-          current_job_id: '',
-          current_proof_kind: '',
-        })),
-        loaded_srs: [{ circuit_id: 'porep-32g', tier: 'HOT', size_bytes: String(47 * 2 ** 30), ref_count: 1 }],
-        queues: [],
-        total_proofs_completed: String(c.completed),
-        total_proofs_failed: String(c.failed),
-        uptime_seconds: String(c.uptimeSec),
-        pinned_memory_bytes: '0',
-        pinned_memory_limit_bytes: '0',
-      });
-    },
-    GetMetrics(_call: Call, cb: Cb) {
-      const c = engine.counters;
-      cb(null, {
-        prometheus_text: `cuzk_proofs_completed_total ${c.completed}\ncuzk_proofs_failed_total ${c.failed}\n`,
-      });
-    },
-    // Faithful to the real daemon: these two are no-ops.
-    CancelProof(_call: Call, cb: Cb) {
-      cb(null, { was_running: false });
-    },
-    EvictSRS(_call: Call, cb: Cb) {
-      cb(null, { was_loaded: false, freed_bytes: '0' });
-    },
-    PreloadSRS(_call: Call, cb: Cb) {
-      cb(null, { already_loaded: true, load_time_ms: '0' });
-    },
-    SubmitProof(_call: Call, cb: Cb) {
-      cb({ code: grpc.status.UNIMPLEMENTED, details: 'simulator: use Prove' });
-    },
-    AwaitProof(_call: Call, cb: Cb) {
-      cb({ code: grpc.status.UNIMPLEMENTED, details: 'simulator: use Prove' });
-    },
-  };
-
   const server = new grpc.Server({
     'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
     'grpc.max_send_message_length': scenario.faults.badResponses === 'oversized' ? -1 : MAX_MESSAGE_BYTES,
   });
-  server.addService(loadProvingEngine().service, handlers as unknown as grpc.UntypedServiceImplementation);
+  server.addService(
+    loadProvingEngine().service,
+    daemonHandlers(engine, scenario, gpuName, numGpus, log) as unknown as grpc.UntypedServiceImplementation,
+  );
 
   /** The real daemon exits when it cannot bind its port. */
   function failToBind(why: string): void {
@@ -178,18 +70,7 @@ export function startSimDaemon(o: SimDaemonOptions): SimDaemon {
     setTimeout(
       () => {
         if (closed) return;
-        const [host, port] = splitHostPort(cfg.listen);
-        proxy = net.createServer((client) => {
-          const upstream = net.connect(innerPort, '127.0.0.1');
-          sockets.add(client);
-          client.on('close', () => sockets.delete(client));
-          client.pipe(upstream).pipe(client);
-          client.on('error', () => upstream.destroy());
-          upstream.on('error', () => client.destroy());
-          client.on('close', () => upstream.destroy());
-        });
-        proxy.once('error', (e) => failToBind(`cannot listen on ${cfg.listen}: ${e.message}`));
-        proxy.listen(port, host, () => log(`INFO cuzk_daemon: ready, serving on ${cfg.listen}`));
+        proxy = serveThroughProxy(cfg.listen, innerPort, sockets, log, failToBind);
       },
       scaledMs(scenario.startupSec, scale),
     );
@@ -204,6 +85,29 @@ export function startSimDaemon(o: SimDaemonOptions): SimDaemon {
       server.forceShutdown();
     },
   };
+}
+
+/** The daemon's public port: a TCP proxy to the gRPC server, so a fault can drop client connections. */
+function serveThroughProxy(
+  listen: string,
+  innerPort: number,
+  sockets: Set<net.Socket>,
+  log: (line: string) => void,
+  failToBind: (why: string) => void,
+): net.Server {
+  const [host, port] = splitHostPort(listen);
+  const proxy = net.createServer((client) => {
+    const upstream = net.connect(innerPort, '127.0.0.1');
+    sockets.add(client);
+    client.on('close', () => sockets.delete(client));
+    client.pipe(upstream).pipe(client);
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
+    client.on('close', () => upstream.destroy());
+  });
+  proxy.once('error', (e) => failToBind(`cannot listen on ${listen}: ${e.message}`));
+  proxy.listen(port, host, () => log(`INFO cuzk_daemon: ready, serving on ${listen}`));
+  return proxy;
 }
 
 function splitHostPort(addr: string): [string, number] {

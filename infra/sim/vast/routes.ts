@@ -16,7 +16,8 @@ export async function route(st: VastState, call: ApiCall, res: Sink): Promise<vo
     return changeBid(st, m[1] ?? '', call.body, res);
   }
   if (method === 'GET' && (m = /^\/api\/v0\/instances\/(\d+)\/$/.exec(p))) return showInstance(st, Number(m[1]), res);
-  if (method === 'DELETE' && (m = /^\/api\/v0\/instances\/(\d+)\/$/.exec(p))) return deleteInstance(st, m[1] ?? '', res);
+  if (method === 'DELETE' && (m = /^\/api\/v0\/instances\/(\d+)\/$/.exec(p)))
+    return deleteInstance(st, m[1] ?? '', res);
   if (method === 'GET' && p === '/api/v0/instances/') {
     return json(res, 410, {
       success: false,
