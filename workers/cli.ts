@@ -1,55 +1,10 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { Command, CommanderError } from 'commander';
-import { CONTROL_TASK_QUEUE } from '../workflows/domain/task-queues.js';
-import { registerFleet } from './cli/commands/fleet.js';
-import { registerHistory } from './cli/commands/history.js';
-import { registerLifecycle } from './cli/commands/lifecycle.js';
-import { registerMachines } from './cli/commands/machines.js';
-import { registerReport } from './cli/commands/report.js';
-import { registerSchedule } from './cli/commands/schedule.js';
-import { registerViews } from './cli/commands/views.js';
-import { refuseRepeatedOptions } from './cli/args.js';
-import { CliContext, CliError, DEFAULT_ADDRESS } from './cli/context.js';
+import { CommanderError } from 'commander';
+import { CliContext, CliError } from './cli/context.js';
+import { buildProgram } from './cli/program.js';
 
-/** `gpu-fleet`: the operator's CLI. Every command acts through Temporal (start, signal, cancel, schedules). */
 const ctx = new CliContext();
-const program = new Command('gpu-fleet')
-  .description('gpu-fleet operator CLI: every command acts through Temporal (workflows, signals, schedules)')
-  .addHelpText(
-    'after',
-    `
-environment:
-  TEMPORAL_ADDRESS    server (default ${DEFAULT_ADDRESS})
-  TEMPORAL_NAMESPACE  namespace (default "default")
-  TEMPORAL_UI_URL     web UI base, for links (default http://127.0.0.1:8233 with the default address)
-  CONTROL_TASK_QUEUE  control worker queue (default "${CONTROL_TASK_QUEUE}")
-  USER                recorded as the operator
-Run "gpu-fleet <command> --help" for a command's options.`,
-  );
-
-registerFleet(program, ctx);
-registerLifecycle(program, ctx);
-registerMachines(program, ctx);
-registerReport(program, ctx);
-registerSchedule(program, ctx);
-registerHistory(program, ctx);
-registerViews(program, ctx);
-
-/** Usage errors exit 2 and show the one command's usage; help exits 0. Applied to every subcommand. */
-function configure(cmd: Command): void {
-  cmd
-    .exitOverride()
-    .showHelpAfterError(`usage: ${fullName(cmd)} ${cmd.usage()}\n(run "${fullName(cmd)} --help" for details)`);
-  cmd.configureOutput({ outputError: (text, write) => write(text) });
-  refuseRepeatedOptions(cmd);
-  for (const sub of cmd.commands) configure(sub);
-}
-function fullName(cmd: Command): string {
-  const names: string[] = [];
-  for (let c: Command | null = cmd; c; c = c.parent) names.unshift(c.name());
-  return names.join(' ');
-}
-configure(program);
+const program = buildProgram(ctx);
 
 async function main(): Promise<number> {
   try {
@@ -58,7 +13,7 @@ async function main(): Promise<number> {
   } catch (err) {
     if (err instanceof CommanderError) {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return 0;
-      // Everything else is a usage error, a bare command group (`gpu-fleet machines`) included.
+      // Everything else is a usage error (a bare command group prints its help instead: program.ts).
       return 2;
     }
     if (err instanceof WorkflowNotFoundError) {

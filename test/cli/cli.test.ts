@@ -84,7 +84,7 @@ describe.concurrent('operator CLI: usage and refusals (no server needed)', () =>
     // The package's `gpu-fleet` bin, from any directory.
     const bin = path.resolve('bin/gpu-fleet.mjs');
     const fromElsewhere = await run(process.execPath, [bin, 'kill', '--help'], { cwd: os.tmpdir() });
-    expect(fromElsewhere.stdout).toContain('Usage: gpu-fleet kill [options] <workflowId>');
+    expect(fromElsewhere.stdout).toContain('Usage: gpu-fleet kill [options] <lifecycle>');
     expect(fromElsewhere.stdout).toContain('--no-wait');
   });
 

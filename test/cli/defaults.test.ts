@@ -19,7 +19,14 @@ interface Sent {
 }
 
 function fakeClient(sent: Sent): Client {
-  const emptyReport = { known: [], explore: [], badMachines: [], dropped: { count: 0, firstReason: null } };
+  // offers runs offerReport and machinesReport side by side: one answer serves both.
+  const emptyReport = {
+    known: [],
+    explore: [],
+    badMachines: [],
+    dropped: { count: 0, firstReason: null },
+    machines: [],
+  };
   return {
     workflow: {
       execute: async (_wf: unknown, opts: { args: unknown[] }) => {

@@ -1,13 +1,15 @@
 import type { Command } from 'commander';
-import { offerReport } from '../../../workflows/index.js';
 import { collect, minRateArg } from '../args.js';
-import { addSearchFlags, offerFilterOf, type SearchFlagOpts } from '../search-flags.js';
-import { type CliContext, output } from '../context.js';
+import { addSearchFlags } from '../search-flags.js';
+import { offers, type OffersOpts } from './offers.js';
+import type { CliContext } from '../context.js';
+import { addOutputFlags, emit, type OutputOpts } from '../output-format.js';
 import { type FleetRow, fleetStatus, fleetTotals } from '../fleet.js';
-import { fields, fmtDph, fmtDuration, fmtGb, fmtRate, fmtUsd, table } from '../format.js';
+import { fields, fmtDph, fmtDuration, fmtRate, fmtTime, fmtUsd, table } from '../format.js';
 import { DEFAULT_MIN_RATE } from '../../../workflows/domain/policy/defaults.js';
 
-function renderFleet(rows: FleetRow[], totals: ReturnType<typeof fleetTotals>): string {
+/** The fleet table and its totals; `wide` adds each rental's start. */
+function renderFleet(rows: FleetRow[], totals: ReturnType<typeof fleetTotals>, wide = false): string {
   if (rows.length === 0) return 'no running lifecycles';
   const t = table(
     rows.map((r) => ({
@@ -20,6 +22,7 @@ function renderFleet(rows: FleetRow[], totals: ReturnType<typeof fleetTotals>): 
       price: fmtDph(r.dollarsPerHour),
       cost: fmtUsd(r.costUsd),
       age: fmtDuration(r.ageSec * 1000),
+      ...(wide ? { 'rented since': fmtTime(r.rentalStartedAt) } : {}),
     })),
   );
   const stages = Object.entries(totals.byStage)
@@ -34,66 +37,26 @@ function renderFleet(rows: FleetRow[], totals: ReturnType<typeof fleetTotals>): 
   ])}`;
 }
 
-type OffersOpts = SearchFlagOpts & { gpu?: string[]; minRate: number; json?: boolean };
-
-/** Offers ranked by the scaler's own ranking, run as a workflow so it reads the same store and Vast. */
-async function offers(ctx: CliContext, opts: OffersOpts): Promise<void> {
-  const report = await (
-    await ctx.temporal()
-  ).workflow.execute(offerReport, {
-    taskQueue: ctx.taskQueue,
-    workflowId: `offer-report-${Date.now()}`,
-    args: [{ filter: offerFilterOf(opts), minRate: opts.minRate }],
-  });
-  const ranked = [...report.known, ...report.explore].map((o) => ({
-    offerId: o.offerId,
-    machineId: o.machineId,
-    gpu: `${o.numGpus}x ${o.gpuName}`,
-    ramMb: o.cpuRamMb,
-    dollarsPerHour: o.dphTotal,
-    predictedProofsPerHour: o.predictedRate === null ? null : Math.round(o.predictedRate * 10) / 10,
-    from: o.source,
-  }));
-  output(opts.json, { offers: ranked, badMachinesExcluded: report.badMachines, droppedRows: report.dropped }, () => {
-    const t =
-      ranked.length === 0
-        ? 'no offers match'
-        : table(
-            ranked.map((o) => ({
-              offer: o.offerId,
-              machine: o.machineId,
-              gpu: o.gpu,
-              RAM: fmtGb(o.ramMb),
-              price: fmtDph(o.dollarsPerHour),
-              'predicted rate': o.predictedProofsPerHour === null ? 'unknown' : fmtRate(o.predictedProofsPerHour),
-              'per $':
-                o.predictedProofsPerHour === null
-                  ? '-'
-                  : `${(o.predictedProofsPerHour / o.dollarsPerHour).toFixed(1)} proofs/$`,
-              from: o.from,
-            })),
-          );
-    const dropped =
-      report.dropped.count > 0
-        ? `\n${report.dropped.count} offer row(s) from Vast unusable, left out (first: ${report.dropped.firstReason})`
-        : '';
-    return `${t}\n${report.badMachines.length} bad machine(s) excluded${dropped}`;
-  });
-}
-
 export function registerFleet(program: Command, ctx: CliContext): void {
   const fleet = program.command('fleet').description('the running fleet');
-  fleet
+  const fleetStatusCmd = fleet
     .command('status')
-    .description('running lifecycles with totals: per stage, proofs/h, $/h, $ per proof')
-    .option('--json', 'print as JSON')
-    .action(async (opts: { json?: boolean }) => {
-      const rows = await fleetStatus(await ctx.temporal());
-      const totals = fleetTotals(rows);
-      output(opts.json, { lifecycles: rows, totals }, () => renderFleet(rows, totals));
-    });
+    .description('running lifecycles with totals: per stage, proofs/h, $/h, $ per proof');
+  addOutputFlags(fleetStatusCmd, 'lifecycle workflow ids', true).action(async (opts: OutputOpts) => {
+    const rows = await fleetStatus(await ctx.temporal());
+    const totals = fleetTotals(rows);
+    emit(
+      opts,
+      { lifecycles: rows, totals },
+      {
+        text: () => renderFleet(rows, totals),
+        wide: () => renderFleet(rows, totals, true),
+        names: () => rows.map((r) => r.workflowId),
+      },
+    );
+  });
 
-  addSearchFlags(
+  const offersCmd = addSearchFlags(
     program
       .command('offers')
       .description('current Vast offers ranked by predicted proofs/h per $ (bad machines dropped)')
@@ -103,7 +66,7 @@ export function registerFleet(program: Command, ctx: CliContext): void {
         `keep/kill bar used to judge what is worth exploring (default ${DEFAULT_MIN_RATE})`,
         minRateArg,
         DEFAULT_MIN_RATE,
-      )
-      .option('--json', 'print as JSON'),
-  ).action((opts: OffersOpts) => offers(ctx, opts));
+      ),
+  );
+  addOutputFlags(offersCmd, 'the offer ids', true).action((opts: OffersOpts) => offers(ctx, opts));
 }

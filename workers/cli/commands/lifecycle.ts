@@ -6,6 +6,8 @@ import { lifecycleStaticDetails, lifecycleStaticSummary } from '../../../workflo
 import { lifecycleWorkflowId } from '../../../workflows/domain/task-queues.js';
 import { minRateArg, offerIdArg, reasonArg, wholeNumber } from '../args.js';
 import { CliError, type CliContext, output } from '../context.js';
+import { addOutputFlags, emit, formatOf, type OutputOpts } from '../output-format.js';
+import { resolveLifecycleId, visibilityLister } from '../resolve.js';
 import { fields, fmtDph, fmtDuration, fmtRate, fmtTime, fmtUsd } from '../format.js';
 import { type StatusView, statusView } from '../status.js';
 import { addTimeScaleFlag, startClock } from '../units.js';
@@ -137,35 +139,46 @@ function registerDeploy(program: Command, ctx: CliContext): void {
   ).action((offerId: number, opts: DeployOpts) => deploy(ctx, offerId, opts));
 }
 
+const LIFECYCLE_REF = 'the offer id, or the workflow id or a unique prefix of it';
+
+/** The workflow id the operator meant (resolve.ts): an offer id, a whole id or a unique prefix. */
+async function lifecycleId(ctx: CliContext, ref: string): Promise<string> {
+  const client = await ctx.temporal();
+  return resolveLifecycleId(ref, visibilityLister(client));
+}
+
 function registerStatus(program: Command, ctx: CliContext): void {
-  program
+  const status = program
     .command('status')
     .description('a lifecycle in plain words: stage and time left in it, progress, rate, price')
-    .argument('<workflowId>', 'the lifecycle workflow id')
-    .option('--json', 'print as JSON')
+    .argument('<lifecycle>', LIFECYCLE_REF)
     .option(
       '--watch [seconds]',
       'refresh every N seconds (default 2) until the lifecycle closes',
       wholeNumber('--watch', 1, 3600, 's'),
-    )
-    .action(async (workflowId: string, opts: { json?: boolean; watch?: number | true }) => {
+    );
+  addOutputFlags(status, 'the workflow id', false).action(
+    async (ref: string, opts: OutputOpts & { watch?: number | true }) => {
+      const format = formatOf(opts);
+      const workflowId = await lifecycleId(ctx, ref);
       const client = await ctx.temporal();
       const every = opts.watch === true ? 2 : opts.watch;
       for (;;) {
         const v = await statusView(client, workflowId);
-        if (every && !opts.json && process.stdout.isTTY) process.stdout.write('\x1b[2J\x1b[H');
-        output(opts.json, v, () => renderStatus(v));
+        if (every && format === 'text' && process.stdout.isTTY) process.stdout.write('\x1b[2J\x1b[H');
+        emit(opts, v, { text: () => renderStatus(v), names: () => [v.workflowId] });
         if (!every || v.execution !== 'RUNNING') return;
         await new Promise((r) => setTimeout(r, every * 1000));
       }
-    });
+    },
+  );
 }
 
 function registerKill(program: Command, ctx: CliContext): void {
   program
     .command('kill')
     .description('cancel a lifecycle; waits until its instance is destroyed unless --no-wait')
-    .argument('<workflowId>', 'the lifecycle workflow id')
+    .argument('<lifecycle>', LIFECYCLE_REF)
     .requiredOption('--reason <text>', 'why (recorded with the cancel request)', reasonArg)
     .option('--no-wait', 'return once the cancel is requested')
     .option(
@@ -175,7 +188,8 @@ function registerKill(program: Command, ctx: CliContext): void {
       600,
     )
     .option('--json', 'print the result as JSON')
-    .action(async (workflowId: string, opts: { reason: string; wait: boolean; timeout: number; json?: boolean }) => {
+    .action(async (ref: string, opts: { reason: string; wait: boolean; timeout: number; json?: boolean }) => {
+      const workflowId = await lifecycleId(ctx, ref);
       const client = await ctx.temporal();
       const r = await killLifecycle(client, ctx, workflowId, opts);
       output(opts.json, r, () => r.message);
@@ -184,7 +198,8 @@ function registerKill(program: Command, ctx: CliContext): void {
 }
 
 /** The override as an Update: the lifecycle answers, accepted before the verdict or refused with it. */
-async function promote(ctx: CliContext, workflowId: string, opts: { reason: string; json?: boolean }): Promise<void> {
+async function promote(ctx: CliContext, ref: string, opts: { reason: string; json?: boolean }): Promise<void> {
+  const workflowId = await lifecycleId(ctx, ref);
   const handle = (await ctx.temporal()).workflow.getHandle(workflowId);
   const desc = await handle.describe();
   if (desc.status.name !== 'RUNNING')
@@ -210,20 +225,22 @@ function registerPromote(program: Command, ctx: CliContext): void {
   program
     .command('promote')
     .description('operator override: promote at the verdict even if under the minimum rate (accepted or refused)')
-    .argument('<workflowId>', 'the lifecycle workflow id')
+    .argument('<lifecycle>', LIFECYCLE_REF)
     .requiredOption('--reason <text>', 'why (recorded in history with your name)', reasonArg)
     .option('--json', 'print the answer as JSON')
-    .action((workflowId: string, opts: { reason: string; json?: boolean }) => promote(ctx, workflowId, opts));
+    .action((ref: string, opts: { reason: string; json?: boolean }) => promote(ctx, ref, opts));
 }
 
 function registerLogs(program: Command, ctx: CliContext): void {
-  program
+  const logs = program
     .command('logs')
     .description("a lifecycle's stored log tails (cuzk-daemon log, benchmark output); kept after destroy")
-    .argument('<workflowId>', 'the lifecycle workflow id')
-    .option('--source <name>', 'only this source (e.g. cuzk-daemon, output)')
-    .option('--json', 'print as JSON')
-    .action(async (workflowId: string, opts: { source?: string; json?: boolean }) => {
+    .argument('<lifecycle>', LIFECYCLE_REF)
+    .option('--source <name>', 'only this source (e.g. cuzk-daemon, output)');
+  addOutputFlags(logs, 'rental/source of each tail', false).action(
+    async (ref: string, opts: OutputOpts & { source?: string }) => {
+      formatOf(opts);
+      const workflowId = await lifecycleId(ctx, ref);
       const res = await (
         await ctx.temporal()
       ).workflow.execute(lifecycleLogs, {
@@ -232,17 +249,24 @@ function registerLogs(program: Command, ctx: CliContext): void {
         args: [{ workflowId }],
       });
       const tails = res.tails.filter((t) => !opts.source || t.source === opts.source);
-      output(opts.json, { workflowId, tails }, () =>
-        tails.length === 0
-          ? `no log tails stored for ${workflowId}${opts.source ? ` from ${opts.source}` : ''} (tails are stored when a lifecycle kills its instance)`
-          : tails
-              .map(
-                (t) =>
-                  `=== ${t.source} of rental ${t.rentalKey} (stored ${fmtTime(t.at)}, ${t.text.length} chars)\n${t.text.trimEnd()}`,
-              )
-              .join('\n\n'),
+      emit(
+        opts,
+        { workflowId, tails },
+        {
+          names: () => tails.map((t) => `${t.rentalKey}/${t.source}`),
+          text: () =>
+            tails.length === 0
+              ? `no log tails stored for ${workflowId}${opts.source ? ` from ${opts.source}` : ''} (tails are stored when a lifecycle kills its instance)`
+              : tails
+                  .map(
+                    (t) =>
+                      `=== ${t.source} of rental ${t.rentalKey} (stored ${fmtTime(t.at)}, ${t.text.length} chars)\n${t.text.trimEnd()}`,
+                  )
+                  .join('\n\n'),
+        },
       );
-    });
+    },
+  );
 }
 
 /** deploy, status, kill, promote and logs: one lifecycle at a time. */

@@ -2,7 +2,8 @@ import type { Client } from '@temporalio/client';
 import type { Command } from 'commander';
 import { machineAdmin, machinesReport } from '../../../workflows/index.js';
 import { machineIdArg, reasonArg } from '../args.js';
-import { type CliContext, output } from '../context.js';
+import type { CliContext } from '../context.js';
+import { addOutputFlags, emit, type OutputOpts } from '../output-format.js';
 import { fmtTime, table } from '../format.js';
 
 interface LastAction {
@@ -32,38 +33,43 @@ async function lastActions(client: Client): Promise<Map<number, LastAction>> {
 
 export function registerMachines(program: Command, ctx: CliContext): void {
   const machines = program.command('machines').description('machines marked bad, and the operator overrides');
-  machines
+  const list = machines
     .command('list')
-    .description('machines marked bad (by the rule or an operator) and ignored ones: reason, who, when')
-    .option('--json', 'print as JSON')
-    .action(async (opts: { json?: boolean }) => {
-      const client = await ctx.temporal();
-      const [report, actions] = await Promise.all([
-        client.workflow.execute(machinesReport, {
-          taskQueue: ctx.taskQueue,
-          workflowId: `machines-report-${Date.now()}`,
-          args: [],
-        }),
-        lastActions(client),
-      ]);
-      const rows = report.machines.map((m) => ({ ...m, lastOperatorAction: actions.get(m.machineId) ?? null }));
-      output(opts.json, { machines: rows }, () =>
-        rows.length === 0
-          ? 'no machine is marked bad'
-          : table(
-              rows.map((m) => ({
-                machine: m.machineId,
-                state: m.ignored ? 'ignored' : 'bad',
-                'marked by': m.source === 'rule' ? 'rule' : `operator`,
-                reason: m.reason,
-                'marked at': fmtTime(m.markedAt),
-                'last operator action': m.lastOperatorAction
-                  ? `${m.lastOperatorAction.action} by ${m.lastOperatorAction.operator} at ${fmtTime(m.lastOperatorAction.at)}: ${m.lastOperatorAction.reason}`
-                  : '-',
-              })),
-            ),
-      );
-    });
+    .description('machines marked bad (by the rule or an operator) and ignored ones: reason, who, when');
+  addOutputFlags(list, 'machine ids', false).action(async (opts: OutputOpts) => {
+    const client = await ctx.temporal();
+    const [report, actions] = await Promise.all([
+      client.workflow.execute(machinesReport, {
+        taskQueue: ctx.taskQueue,
+        workflowId: `machines-report-${Date.now()}`,
+        args: [],
+      }),
+      lastActions(client),
+    ]);
+    const rows = report.machines.map((m) => ({ ...m, lastOperatorAction: actions.get(m.machineId) ?? null }));
+    emit(
+      opts,
+      { machines: rows },
+      {
+        names: () => rows.map((m) => String(m.machineId)),
+        text: () =>
+          rows.length === 0
+            ? 'no machine is marked bad'
+            : table(
+                rows.map((m) => ({
+                  machine: m.machineId,
+                  state: m.ignored ? 'ignored' : 'bad',
+                  'marked by': m.source === 'rule' ? 'rule' : `operator`,
+                  reason: m.reason,
+                  'marked at': fmtTime(m.markedAt),
+                  'last operator action': m.lastOperatorAction
+                    ? `${m.lastOperatorAction.action} by ${m.lastOperatorAction.operator} at ${fmtTime(m.lastOperatorAction.at)}: ${m.lastOperatorAction.reason}`
+                    : '-',
+                })),
+              ),
+      },
+    );
+  });
 
   for (const action of ['bad', 'ignore', 'unignore'] as const) {
     const what = {

@@ -2,7 +2,8 @@ import { type Client, ScheduleNotFoundError, type ScheduleDescription } from '@t
 import type { Command } from 'commander';
 import { type FleetScalerInput, fleetScaler } from '../../../workflows/fleet-scaler.js';
 import { collect, decimalNumber, wholeNumber } from '../args.js';
-import { CliError, type CliContext, output } from '../context.js';
+import { CliError, type CliContext } from '../context.js';
+import { addOutputFlags, emit, type OutputOpts } from '../output-format.js';
 import { fields, fmtDph, fmtDuration, fmtRate, fmtTime } from '../format.js';
 import { addTimeScaleFlag, startClock } from '../units.js';
 import {
@@ -264,18 +265,17 @@ function addCapacityOptions(setup: Command): void {
 }
 
 function registerScheduleStatus(schedule: Command, ctx: CliContext): void {
-  schedule
+  const status = schedule
     .command('status')
     .description("target, budget, paused, next and last run (default: both of this fleet's schedules)")
-    .argument('[scheduleId...]', `schedule ids (default: ${KNOWN})`)
-    .option('--json', 'print as JSON')
-    .action(async (ids: string[], opts: { json?: boolean }) => {
-      const c = await ctx.temporal();
-      const list = ids.length > 0 ? ids : [SCALER_SCHEDULE_ID, RECONCILER_SCHEDULE_ID];
-      const all: ScheduleStatus[] = [];
-      for (const id of list) all.push(await scheduleStatus(c, id));
-      output(opts.json, { schedules: all }, () => all.map(renderSchedule).join('\n\n'));
-    });
+    .argument('[scheduleId...]', `schedule ids (default: ${KNOWN})`);
+  addOutputFlags(status, 'schedule ids', false).action(async (ids: string[], opts: OutputOpts) => {
+    const c = await ctx.temporal();
+    const list = ids.length > 0 ? ids : [SCALER_SCHEDULE_ID, RECONCILER_SCHEDULE_ID];
+    const all: ScheduleStatus[] = [];
+    for (const id of list) all.push(await scheduleStatus(c, id));
+    emit(opts, { schedules: all }, { text: () => all.map(renderSchedule).join('\n\n'), names: () => list });
+  });
 }
 
 function registerScheduleActions(schedule: Command, ctx: CliContext): void {
