@@ -57,6 +57,16 @@ function firstDetail(failure: ApplicationFailure): Record<string, unknown> {
   return d !== null && typeof d === 'object' ? (d as Record<string, unknown>) : {};
 }
 
+/** An operator's cancel, with the words of the kill request that came with it: who, and why. */
+export function withOperatorsWords(c: Classified, kill: { reason: string; by: string } | null): Classified {
+  if (c.type !== FT.CancelledByOperator || kill === null) return c;
+  return {
+    ...c,
+    message: `killed by ${kill.by}: ${kill.reason}`,
+    details: { ...c.details, by: kill.by, reason: kill.reason },
+  };
+}
+
 /** Maps whatever ended a step to the failure type an operator reads in history and search attributes. */
 export function classify(err: unknown, origin: Origin = originOf(err)): Classified {
   if (isCancellation(err)) {

@@ -11,5 +11,12 @@ export const lifecycleStatusQuery = defineQuery<LifecycleStatus>('status');
  */
 export const promoteOverrideUpdate = defineUpdate<PromoteAnswer, [PromoteOverride]>('promote');
 
+/** Who killed a lifecycle and why: the CLI's `kill` signals it just before its cancel (which carries no words). */
+export interface KillRequest {
+  reason: string;
+  by: string;
+}
+export const killRequestSignal = defineSignal<[KillRequest]>('killRequest');
+
 /** The host's benchmark reports each finished proof, so the lifecycle's details show progress live. */
 export const benchmarkProgressSignal = defineSignal<[BenchmarkProgressReport]>('benchmarkProgress');

@@ -1,7 +1,7 @@
 import { CancellationScope, ContinueAsNew, isCancellation, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { VastActivities } from '../activities/vast/activities.js';
 import { awaitRunningOptions, vastApiOptions } from './activity-options.js';
-import { classify, fromCall } from './classify.js';
+import { classify, fromCall, withOperatorsWords } from './classify.js';
 import { benchmarkStage } from './lifecycle/benchmark-stage.js';
 import { implausibleClaim } from './lifecycle/claims-check.js';
 import { killInstance } from './lifecycle/cleanup.js';
@@ -17,6 +17,7 @@ import { watchPromoted } from './lifecycle/watch.js';
 import { planBenchmark } from './domain/policy/concurrency.js';
 import { withDefaults } from './domain/policy/defaults.js';
 import { hostTaskQueue, instanceLabel, rentalKey } from './domain/task-queues.js';
+import type { KillRequest } from './definitions.js';
 import type { LifecycleInput, LifecycleRequest, LifecycleResult, RentedInstance } from './domain/types.js';
 import { vastSummary } from './ui/summaries.js';
 import { summarized } from './ui/summarized.js';
@@ -28,7 +29,7 @@ interface Lifecycle {
   label: string;
   journal: Journal;
   host: HostSteps;
-  override: { promote: PromoteOverride | null };
+  override: { promote: PromoteOverride | null; kill: KillRequest | null };
 }
 
 /**
@@ -44,7 +45,7 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
   const label = instanceLabel(rental);
   const journal = new Journal(input, { rentalKey: rental, workflowId });
   const host = new HostSteps(label, input, journal);
-  const lc: Lifecycle = { input, label, journal, host, override: { promote: null } };
+  const lc: Lifecycle = { input, label, journal, host, override: { promote: null, kill: null } };
   answerOperators(journal, lc.override);
   try {
     const inst = input.resume?.rented ?? (await rentBenchmarkAndJudge(lc));
@@ -52,7 +53,9 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
   } catch (err) {
     if (err instanceof ContinueAsNew) throw err;
     // An interruptible rental's host failing may be the market stopping it: Vast is asked before a verdict.
-    const failure = await marketOrHost(classify(err), journal.rented, journal.status.stage);
+    const classified = await marketOrHost(classify(err), journal.rented, journal.status.stage);
+    // Read after the await: the kill request's signal precedes its cancel in history.
+    const failure = withOperatorsWords(classified, lc.override.kill);
     const failedStage = journal.status.stage;
     // Cleanup runs even when the workflow itself was cancelled: a rented instance bills until destroyed.
     await CancellationScope.nonCancellable(() => killInstance(lc, failure));

@@ -5,6 +5,7 @@ import { Context } from '@temporalio/activity';
 import {
   bundleWorkflowCode,
   DefaultLogger,
+  type LogEntry,
   makeTelemetryFilterString,
   NativeConnection,
   Runtime,
@@ -27,9 +28,15 @@ import { waitUntil } from '../../infra/dev/poll.js';
  * make a host that never connects, answers late, fails a step or proves at any rate.
  */
 
-// Expected kills are logged by the SDK at WARN; keep the output for real errors.
+/** The lifecycles' own log lines (INFO and up), for tests that read what an operator's log shows. */
+export const logged: LogEntry[] = [];
+
+// Expected kills are logged by the SDK at WARN; print only real errors, keep the workflows' lines.
 Runtime.install({
-  logger: new DefaultLogger('ERROR'),
+  logger: new DefaultLogger('INFO', (entry) => {
+    if (entry.level === 'ERROR') console.error(entry.message, entry.meta ?? '');
+    else if (entry.meta && 'workflowId' in entry.meta) logged.push(entry);
+  }),
   telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }), forward: {} } },
 });
 

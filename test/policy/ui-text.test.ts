@@ -122,6 +122,7 @@ describe('the promote override validator', () => {
     startedAt: '',
     stageDeadline: null,
     failureType: null,
+    cause: null,
     clock: REAL_TIME,
     ...over,
   });

@@ -56,7 +56,9 @@ export interface StatusView {
   rentalStartedAt: string;
   rentalAgeSec: number;
   failureType: string | null;
-  /** GPU-$ so far at the billed price, counted to now; null before the rent. */
+  /** A killed lifecycle's one-line cause, an operator's kill with who gave it and why. */
+  cause: string | null;
+  /** Cost to date (docs/operating.md): to now while rented, to the destroy after it; null before the rent. */
   cost: CostFigures | null;
   /** A write the lifecycle waits on while our Postgres is down (the host is not at fault). */
   waitingOn: { write: string; since: string; attempts: number; lastError: string } | null;
@@ -128,6 +130,7 @@ export async function statusView(client: Client, workflowId: string, now = Date.
     rentalStartedAt: start.toISOString(),
     rentalAgeSec: realAgeSec(now - start.getTime(), clock),
     failureType: live.failureType,
+    cause: live.cause,
     cost,
     waitingOn: live.waitingOn
       ? {

@@ -277,6 +277,8 @@ export interface LifecycleStatus {
   startedAt: string;
   stageDeadline: string | null;
   failureType: FailureType | null;
+  /** Once killed: the one-line cause ("killed by alice: host too hot", "rate 31 proofs/h under the bar …"). */
+  cause: string | null;
   /** Set while a watched instance's Vast reads fail: since when, and the last error (no evidence about the host). */
   vastUnreadable?: { since: string; lastError: string } | null;
   /** Set while a write the lifecycle needs waits for our own database (Postgres down): not the host's fault. */

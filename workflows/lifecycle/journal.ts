@@ -19,6 +19,7 @@ import type { Standing } from '../domain/policy/early-promote-plan.js';
 import { verdictFor } from '../domain/policy/verdicts.js';
 import { costKeeper } from './cost.js';
 import { realMs } from '../domain/policy/clock.js';
+import { formatUsd } from '../domain/policy/cost.js';
 import { SA } from '../domain/search-attributes.js';
 import { waitingStore } from '../store-wait.js';
 import type { BenchmarkReport, LifecycleInput, LifecycleStatus, RentedInstance, Stage } from '../domain/types.js';
@@ -44,6 +45,7 @@ function initialStatus(input: LifecycleInput, ids: LifecycleIds): LifecycleStatu
     startedAt: new Date().toISOString(),
     stageDeadline: null,
     failureType: null,
+    cause: null,
     waitingOn: null,
     clock: input.clock,
   };
@@ -384,6 +386,7 @@ export class Journal {
 
   killing(failure: Classified): void {
     this.st.failureType = failure.type;
+    this.st.cause = failure.message;
     upsertSearchAttributes([
       { key: SA.failureType, value: failure.type },
       { key: SA.outcome, value: 'killed' },
@@ -409,7 +412,14 @@ export class Journal {
     if (this.rentedAtMs !== null) fleetMetrics.timeToVerdictSeconds(this.sinceRentSec(), 'killed');
     const spent = this.cost.now();
     if (spent) fleetMetrics.spent(spent, 'killed', this.inst?.offer.gpuName ?? 'unknown');
-    lifecycleLog('kill', { ...this.logFields(), failureType: failure.type, destroyed });
+    lifecycleLog('kill', {
+      ...this.logFields(),
+      failureType: failure.type,
+      cause: failure.message,
+      costUsd: spent ? spent.totalUsd : 0,
+      cost: spent ? formatUsd(spent.totalUsd) : formatUsd(0),
+      destroyed,
+    });
     await this.enter('killed', undefined, {
       failureType: failure.type,
       verdict: verdictFor(failure.type).verdict,

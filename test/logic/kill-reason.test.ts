@@ -1,0 +1,42 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { killRequestSignal, lifecycleStatusQuery } from '../../workflows/definitions.js';
+import { FailureType } from '../../workflows/domain/failures.js';
+import { inputsOf, type LogicEnv, logged, startLogicEnv, until } from './harness.js';
+
+/** An operator's kill keeps the operator's words: who and why, wherever the kill is told. */
+
+let env: LogicEnv;
+beforeAll(async () => {
+  env = await startLogicEnv();
+});
+afterAll(async () => env?.close());
+
+describe('kill --reason', () => {
+  it('is in the summary, the status, the log line, the notification and the store', async () => {
+    const reason = `host too hot ${Date.now()}`;
+    const run = await env.start({
+      host: { paramfetch: () => new Promise((r) => setTimeout(() => r({ elapsedMs: 5000 }), 5000)) },
+    });
+    const handle = env.client.workflow.getHandle(run.workflowId);
+    await until('paramfetch', async () => (await handle.query(lifecycleStatusQuery)).stage === 'paramfetch');
+    // What the CLI's kill does: its words, then the cancel.
+    await handle.signal(killRequestSignal, { reason, by: 'alice' });
+    await handle.cancel();
+    await run.result().catch(() => undefined);
+    const words = `killed by alice: ${reason}`;
+
+    const status = await handle.query(lifecycleStatusQuery);
+    expect(status.failureType).toBe(FailureType.CancelledByOperator);
+    expect(status.cause).toBe(words);
+    const meta = (await handle.query('__temporal_workflow_metadata')) as { currentDetails?: string };
+    expect(meta.currentDetails).toContain(words);
+    expect(inputsOf(run, 'recordOutcome').at(-1)).toMatchObject({ outcome: 'killed', reason: words });
+    expect(inputsOf(run, 'notify').at(-1)).toMatchObject({ kind: 'kill', reason: words });
+    const line = logged.find((e) => e.message === 'lifecycle kill' && e.meta?.workflowId === run.workflowId);
+    expect(line?.meta).toMatchObject({ cause: words, failureType: FailureType.CancelledByOperator });
+    expect(line?.meta?.cost).toMatch(/^\$\d/);
+    // The cost a status reads after the destroy is the kill's, however late it is read.
+    const later = await handle.query(lifecycleStatusQuery);
+    expect(later.cost).toEqual(status.cost);
+  });
+});
