@@ -4,7 +4,7 @@ import { CliContext, CliError } from './cli/context.js';
 import { buildProgram } from './cli/program.js';
 
 const ctx = new CliContext();
-const program = buildProgram(ctx);
+const program = await buildProgram(ctx, process.argv.slice(2));
 
 async function main(): Promise<number> {
   try {

@@ -22,7 +22,7 @@ async function runWith(client: Partial<Client>, args: string[]): Promise<string>
   vi.spyOn(ctx, 'temporal').mockResolvedValue(client as Client);
   const out: string[] = [];
   vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void out.push(a.map(String).join(' ')));
-  await buildProgram(ctx).parseAsync(['node', 'gpu-fleet', ...args]);
+  await (await buildProgram(ctx, args)).parseAsync(['node', 'gpu-fleet', ...args]);
   return out.join('\n');
 }
 

@@ -1,13 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { CONTROL_TASK_QUEUE } from '../../workflows/domain/task-queues.js';
-import { registerFleet } from './commands/fleet.js';
-import { registerHistory } from './commands/history.js';
-import { registerLifecycle } from './commands/lifecycle.js';
-import { registerMachines } from './commands/machines.js';
-import { registerReport } from './commands/report.js';
-import { registerSchedule } from './commands/schedule.js';
-import { registerViews } from './commands/views.js';
 import { refuseRepeatedOptions } from './args.js';
 import { type CliContext, DEFAULT_ADDRESS } from './context.js';
 
@@ -71,19 +64,37 @@ function configure(cmd: Command): void {
   for (const sub of cmd.commands) configure(sub);
 }
 
-/** `gpu-fleet`: the operator's CLI. Every command acts through Temporal (start, signal, cancel, schedules). */
-export function buildProgram(ctx: CliContext): Command {
+type Register = (program: Command, ctx: CliContext) => void;
+
+/**
+ * The command modules, loaded on demand: a run loads only the module of the command it was given (each
+ * pulls in its own share of the Temporal SDK and the workflow definitions), help and usage errors all.
+ */
+const MODULES: Array<{ commands: string[]; load: () => Promise<Register> }> = [
+  { commands: ['fleet', 'offers'], load: async () => (await import('./commands/fleet.js')).registerFleet },
+  {
+    commands: ['deploy', 'status', 'kill', 'promote', 'logs'],
+    load: async () => (await import('./commands/lifecycle.js')).registerLifecycle,
+  },
+  { commands: ['machines'], load: async () => (await import('./commands/machines.js')).registerMachines },
+  { commands: ['report'], load: async () => (await import('./commands/report.js')).registerReport },
+  { commands: ['schedule'], load: async () => (await import('./commands/schedule.js')).registerSchedule },
+  { commands: ['history'], load: async () => (await import('./commands/history.js')).registerHistory },
+  { commands: ['views'], load: async () => (await import('./commands/views.js')).registerViews },
+];
+
+/**
+ * `gpu-fleet`: the operator's CLI. Every command acts through Temporal (start, signal, cancel, schedules).
+ * `args` (after node and the script) picks the one module to load; without a known command first, all.
+ */
+export async function buildProgram(ctx: CliContext, args: readonly string[] = []): Promise<Command> {
   const program = new Command('gpu-fleet')
     .description('gpu-fleet operator CLI: every command acts through Temporal (workflows, signals, schedules)')
     .version(packageVersion(), '-V, --version', 'print the version')
     .addHelpText('after', ENVIRONMENT);
-  registerFleet(program, ctx);
-  registerLifecycle(program, ctx);
-  registerMachines(program, ctx);
-  registerReport(program, ctx);
-  registerSchedule(program, ctx);
-  registerHistory(program, ctx);
-  registerViews(program, ctx);
+  const first = args[0];
+  const one = MODULES.find((m) => first !== undefined && m.commands.includes(first));
+  for (const register of await Promise.all((one ? [one] : MODULES).map((m) => m.load()))) register(program, ctx);
   configure(program);
   return program;
 }

@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Command } from 'commander';
-import { instanceLifecycle, lifecycleLogs, offerCheck, promoteOverrideUpdate } from '../../../workflows/index.js';
+// Type-only: the CLI names workflows by their registered names, so a command does not load the workflow
+// code (and its imports) at start; `satisfies keyof typeof Workflows` keeps each name a registered one.
+import type * as Workflows from '../../../workflows/index.js';
+import { promoteOverrideUpdate } from '../../../workflows/definitions.js';
 import { lifecycleStaticDetails, lifecycleStaticSummary } from '../../../workflows/ui/summaries.js';
 import { lifecycleWorkflowId } from '../../../workflows/domain/task-queues.js';
 import { minRateArg, offerIdArg, reasonArg, wholeNumber } from '../args.js';
@@ -81,11 +84,14 @@ async function deploy(ctx: CliContext, offerId: number, opts: DeployOpts): Promi
     .catch(() => null);
   if (existing?.status.name === 'RUNNING')
     throw new CliError(`a lifecycle ${workflowId} for offer ${offerId} is already running; nothing deployed`);
-  const check = await client.workflow.execute(offerCheck, {
-    taskQueue: ctx.taskQueue,
-    workflowId: `offer-check-${offerId}-${Date.now()}`,
-    args: [{ offerId }],
-  });
+  const check = await client.workflow.execute<typeof Workflows.offerCheck>(
+    'offerCheck' satisfies keyof typeof Workflows,
+    {
+      taskQueue: ctx.taskQueue,
+      workflowId: `offer-check-${offerId}-${Date.now()}`,
+      args: [{ offerId }],
+    },
+  );
   if (!check.offer)
     throw new CliError(`offer ${offerId} is not on the market now (taken, or no such offer); nothing deployed`);
   const bad = check.badMachine && !check.badMachine.ignored ? check.badMachine : null;
@@ -97,21 +103,24 @@ async function deploy(ctx: CliContext, offerId: number, opts: DeployOpts): Promi
   const minRate = opts.minRate ?? DEFAULT_MIN_RATE;
   const startFacts = { offer: check.offer, minRate, startedBy: `${ctx.operator} (gpu-fleet deploy)` };
   try {
-    await client.workflow.start(instanceLifecycle, {
-      taskQueue: ctx.taskQueue,
-      workflowId,
-      args: [
-        {
-          offerId,
-          minRate,
-          // The operator's own bar for this rental: a kill judged on it does not mark the machine.
-          ...(opts.minRate !== undefined ? { verdicts: { operatorBar: true } } : {}),
-          clock: startClock(opts.timeScale),
-        },
-      ],
-      staticSummary: lifecycleStaticSummary(startFacts),
-      staticDetails: lifecycleStaticDetails(startFacts),
-    });
+    await client.workflow.start<typeof Workflows.instanceLifecycle>(
+      'instanceLifecycle' satisfies keyof typeof Workflows,
+      {
+        taskQueue: ctx.taskQueue,
+        workflowId,
+        args: [
+          {
+            offerId,
+            minRate,
+            // The operator's own bar for this rental: a kill judged on it does not mark the machine.
+            ...(opts.minRate !== undefined ? { verdicts: { operatorBar: true } } : {}),
+            clock: startClock(opts.timeScale),
+          },
+        ],
+        staticSummary: lifecycleStaticSummary(startFacts),
+        staticDetails: lifecycleStaticDetails(startFacts),
+      },
+    );
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError)
       throw new CliError(`a lifecycle ${workflowId} for offer ${offerId} is already running; nothing deployed`);
@@ -243,7 +252,7 @@ function registerLogs(program: Command, ctx: CliContext): void {
       const workflowId = await lifecycleId(ctx, ref);
       const res = await (
         await ctx.temporal()
-      ).workflow.execute(lifecycleLogs, {
+      ).workflow.execute<typeof Workflows.lifecycleLogs>('lifecycleLogs' satisfies keyof typeof Workflows, {
         taskQueue: ctx.taskQueue,
         workflowId: `logs-${workflowId}-${randomUUID()}`,
         args: [{ workflowId }],
