@@ -1,6 +1,8 @@
 import {
   ApplicationFailure,
   ChildWorkflowFailure,
+  getExternalWorkflowHandle,
+  isCancellation,
   ParentClosePolicy,
   proxyActivities,
   proxyLocalActivities,
@@ -10,6 +12,7 @@ import {
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { StoreActivities } from '../activities/store/activities.js';
+import type { FleetRow } from '../activities/store/queries.js';
 import type { TemporalActivities } from '../activities/temporal/activities.js';
 import type { VastActivities } from '../activities/vast/activities.js';
 import { storeOptions, temporalVisibilityOptions, vastApiOptions } from './activity-options.js';
@@ -30,6 +33,8 @@ import {
   type MixedChoice,
   parseCapacityMix,
 } from './domain/policy/capacity-mix.js';
+import { REBALANCE_FACTOR, retirements } from './domain/policy/keep-by-dollar.js';
+import { retireSignal } from './lifecycle/keep-by-dollar.js';
 import { fleetMetrics } from './metrics.js';
 import { notify } from './notify.js';
 import { lifecycleWorkflowId } from './domain/task-queues.js';
@@ -76,6 +81,8 @@ export interface FleetScalerResult {
   restingMachines?: number[];
   /** The fleet as this run counted it before renting, in real units. */
   fleet: DecidedFigures;
+  /** Promoted hosts this run retired for cheaper ones (rebalancing), with their $ per proof. */
+  retired?: Array<{ rentalKey: string; workflowId: string; costPerProof: number }>;
 }
 
 export const DEFAULT_INCONCLUSIVE_RETRIES = 1;
@@ -103,7 +110,11 @@ export async function fleetScaler(input: FleetScalerInput): Promise<FleetScalerR
     windowSec: input.inconclusiveWindowSec ?? DEFAULT_INCONCLUSIVE_WINDOW_SEC,
     retries: input.inconclusiveRetries ?? DEFAULT_INCONCLUSIVE_RETRIES,
   });
-  const { promoted, inFlight } = fleetFigures(rented, running);
+  const retired = await rebalance(rented, input.targetRate);
+  const { promoted, inFlight } = fleetFigures(
+    rented.filter((r) => !retired.some((x) => x.rentalKey === r.rentalKey)),
+    running,
+  );
   const busyOffers = new Set(rented.map((r) => r.offerId));
   let ranked = rankForRun(offers, rented, perf, [...bad, ...resting], input.minRate);
   const bids = mix && bidSearch ? bidCandidates(bidSearch.offers, mix, diskGb) : [];
@@ -120,6 +131,7 @@ export async function fleetScaler(input: FleetScalerInput): Promise<FleetScalerR
     fleetDph: [...promoted, ...inFlight].reduce((s, p) => s + p.dph, 0),
     droppedOffers: search.dropped,
     ...(resting.length > 0 ? { restingMachines: resting } : {}),
+    ...(retired.length > 0 ? { retired } : {}),
     fleet: decidedFigures({ promoted, inFlight }, input),
   };
 
@@ -154,6 +166,35 @@ export async function fleetScaler(input: FleetScalerInput): Promise<FleetScalerR
   }
   await refusal;
   return result;
+}
+
+/**
+ * Rebalancing: the promoted hosts to retire for cheaper ones (`retirements`: while the fleet reaches its
+ * target without them, dearest per proof first), each told by a Signal; the watch ends it `PricedOut`.
+ * A lifecycle already gone is passed over: the next run sees the fleet as it is then.
+ */
+async function rebalance(rented: readonly FleetRow[], targetRate: number) {
+  const promoted = rented
+    .filter((r) => r.outcome === 'promoted')
+    .map((r) => ({ key: r.rentalKey, rate: r.benchRate ?? 0, dph: r.dphTotal ?? 0 }));
+  const out: NonNullable<FleetScalerResult['retired']> = [];
+  for (const h of retirements(promoted, targetRate, REBALANCE_FACTOR)) {
+    const row = rented.find((r) => r.rentalKey === h.key)!;
+    const order = {
+      costPerProof: h.costPerProof,
+      bestCostPerProof: h.bestCostPerProof,
+      factor: REBALANCE_FACTOR,
+      by: `fleet scaler run ${workflowInfo().workflowId}`,
+    };
+    try {
+      await getExternalWorkflowHandle(row.workflowId).signal(retireSignal, order);
+      out.push({ rentalKey: h.key, workflowId: row.workflowId, costPerProof: h.costPerProof });
+    } catch (err) {
+      // Not found or closed: it ended on its own since the store was read.
+      if (isCancellation(err)) throw err;
+    }
+  }
+  return out;
 }
 
 /** The budget kept the next offer out: counted, and told to the operator's webhook. */
@@ -205,6 +246,8 @@ async function startLifecycles(
             ...input.lifecycle,
             offerId: o.offerId,
             minRate: input.minRate,
+            // Kept by the dollar against what this target costs per proof (policy/keep-by-dollar.ts).
+            fleetTargetRate: input.targetRate,
             ...(bid ? { bid: { marginPct: bid.marginPct, maxBidDph: bid.maxBidDph, rebids: bid.rebids } } : {}),
           },
         ],

@@ -11,6 +11,7 @@ import { Journal } from './lifecycle/journal.js';
 import { killedFailure } from './lifecycle/kill-report.js';
 import { answerOperators } from './lifecycle/operator.js';
 import { marketOrHost } from './lifecycle/preemption.js';
+import { answerScaler, pricedOut } from './lifecycle/keep-by-dollar.js';
 import { judge, type PromoteOverride } from './lifecycle/verdict.js';
 import { warmUp } from './lifecycle/warmup.js';
 import { watchPromoted } from './lifecycle/watch.js';
@@ -47,9 +48,10 @@ export async function instanceLifecycle(request: LifecycleRequest): Promise<Life
   const host = new HostSteps(label, input, journal);
   const lc: Lifecycle = { input, label, journal, host, override: { promote: null, kill: null } };
   answerOperators(journal, lc.override);
+  const orders = answerScaler();
   try {
     const inst = input.resume?.rented ?? (await rentBenchmarkAndJudge(lc));
-    return await watchPromoted(request, input, journal, host, inst);
+    return await watchPromoted(request, input, journal, host, inst, orders);
   } catch (err) {
     if (err instanceof ContinueAsNew) throw err;
     // An interruptible rental's host failing may be the market stopping it: Vast is asked before a verdict.
@@ -105,6 +107,9 @@ async function rentBenchmarkAndJudge({ input, label, journal, host, override }: 
   if (implausible) throw implausible;
   const verdict = judge(report, rate, input, override.promote);
   if ('kill' in verdict) throw verdict.kill;
+  // Over minRate, and kept only by the dollar; an operator's override promotes whatever it costs.
+  const priced = override.promote ? null : await pricedOut(input, journal.ids.rentalKey, inst, rate);
+  if (priced) throw priced;
   // The override arrived after the batch stopped early, which also stopped the daemon: prove again first.
   if (verdict.restartDaemonFirst) await host.startDaemon(plan.partitionWorkers);
   await journal.promoted(

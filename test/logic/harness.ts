@@ -66,6 +66,8 @@ export interface Scenario {
   destroy?: (instanceId: number) => Promise<void>;
   /** What the notify activity does (default: nothing configured, `{ sent: false }`); throw for a receiver that is down. */
   notify?: (input: unknown) => Promise<{ sent: boolean }>;
+  /** The fleet's promoted hosts the store reports for keep by the dollar (default: none); throw for an outage. */
+  fleet?: () => Array<{ rate: number; dph: number }>;
 }
 
 /** Every stub call, in order, for assertions on what the workflow asked for. */
@@ -320,6 +322,19 @@ export async function startLogicEnv(): Promise<LogicEnv> {
       },
       async saveLogTail(input: unknown) {
         record('saveLogTail', input);
+      },
+      async rentedInstances() {
+        record('rentedInstances', null);
+        return (current().scenario.fleet?.() ?? []).map((h, i) => ({
+          rentalKey: `other-${i}`,
+          workflowId: `other-${i}`,
+          offerId: 1000 + i,
+          machineId: 5000 + i,
+          outcome: 'promoted',
+          benchRate: h.rate,
+          dphTotal: h.dph,
+          bidDph: null,
+        }));
       },
       async notify(input: unknown) {
         record('notify', input);

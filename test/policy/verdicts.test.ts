@@ -123,6 +123,7 @@ describe('the bad-machine rule reads the table', () => {
       'CancelledByOperator',
       'Internal',
       'PriceAboveBudget',
+      'PricedOut',
       'Nope',
     ]) {
       expect(countsAgainstMachine(t)).toBe(false);

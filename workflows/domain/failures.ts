@@ -29,6 +29,11 @@ export const FailureType = {
   HostLost: 'HostLost',
   RateDegraded: 'RateDegraded',
   PriceAboveBudget: 'PriceAboveBudget',
+  /**
+   * A host that proves fast enough but costs more per proof than the fleet allows: kept off at its verdict
+   * (keep by the dollar) or retired for a cheaper one (rebalancing). The market's, not the host's doing.
+   */
+  PricedOut: 'PricedOut',
   /** An interruptible rental Vast stopped because a higher bid took the machine: the market's doing, not the host's. */
   Preempted: 'Preempted',
   /** Every bid we were allowed to place (up to the policy's cap) was under the offer's min_bid at create. */

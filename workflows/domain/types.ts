@@ -132,6 +132,12 @@ export interface LifecycleInput {
   /** Rent as an interruptible instance with this bid policy (absent: on-demand). */
   bid?: BidPolicy;
   /**
+   * The fleet's target (proofs/h) when the scaler started this rental: a host over minRate is then kept by
+   * the dollar against what the target costs per proof (policy/keep-by-dollar.ts). Absent for an
+   * operator's deploy: minRate alone.
+   */
+  fleetTargetRate?: number;
+  /**
    * The lifecycle's clock against real time (policy/clock.ts): real time in production, compressed
    * against the simulators. Durations in `timeouts`/`watch` are on it; minRate and every rate, duration
    * and cost the lifecycle reports are real.

@@ -1,4 +1,4 @@
-import { makeContinueAsNewFunc, proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
+import { condition, makeContinueAsNewFunc, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { VastActivities } from '../../activities/vast/activities.js';
 import { vastApiOptions } from '../activity-options.js';
 import { fromCall, killFailure } from '../classify.js';
@@ -15,6 +15,7 @@ import { vastSummary } from '../ui/summaries.js';
 import { summarized } from '../ui/summarized.js';
 import { bidCeilingDph, watchBid } from './preemption.js';
 import type { Journal } from './journal.js';
+import { type RetireOrder, retiredFailure } from './keep-by-dollar.js';
 
 const vast = summarized(proxyActivities<VastActivities>(vastApiOptions), vastSummary);
 
@@ -40,6 +41,7 @@ export async function watchPromoted(
   journal: Journal,
   host: HostSteps,
   inst: RentedInstance,
+  orders: { retire: RetireOrder | null },
 ): Promise<never> {
   const w = input.watch;
   const state: WatchState = {
@@ -76,9 +78,11 @@ export async function watchPromoted(
         resume,
       });
     }
-    await sleep(w.intervalSec * 1000, {
+    // The next sample, or at once the scaler's order to retire the host for a cheaper one (rebalancing).
+    await condition(() => orders.retire !== null, w.intervalSec * 1000, {
       summary: `watch: next sample in ${realDuration(w.intervalSec, input.clock)}`,
     });
+    if (orders.retire) throw retiredFailure(orders.retire);
     retireBeforeTokenExpiry(inst, w.intervalSec);
     const [sample, vastState] = await Promise.all([
       host.sampleDaemon(),

@@ -26,12 +26,9 @@ export interface EvalRental {
   benchmarkAtSec: number | null;
   endedAtSec: number | null;
   destroyedAtSec: number | null;
-  failureType: EndingType | null;
+  failureType: FailureType | null;
   benchRate: number | null;
 }
-
-/** How a rental ended: a failure type, or the market ending of a host priced out per proof. */
-export type EndingType = FailureType | typeof PRICED_OUT;
 
 /**
  * The day's world: the event queue, the store, the instances held, and how a lifecycle runs from start
@@ -164,7 +161,7 @@ export class EvalWorld {
   }
 
   /** The verdict recorded (and the bad-machine rule applied), then the instance destroyed. */
-  private end(r: EvalRental, e: Ending | { atSec: number; failureType: EndingType }): void {
+  private end(r: EvalRental, e: Ending): void {
     // A rental ends once: a retired host's watch ending, scheduled at its promotion, is then moot.
     if (r.endedAtSec !== null) return;
     r.endedAtSec = e.atSec;

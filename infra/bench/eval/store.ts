@@ -2,7 +2,6 @@ import { isFailureType } from '../../../workflows/domain/failures.js';
 import { countsAgainstMachine, markFor } from '../../../workflows/domain/policy/bad-machine-rule.js';
 import type { Standing } from '../../../workflows/domain/policy/early-promote-plan.js';
 import type { OpenRentalRow } from '../../../workflows/domain/policy/fleet-figures.js';
-import { PRICED_OUT } from '../../../workflows/domain/policy/keep-by-dollar.js';
 import type { PerfHistory } from '../../../workflows/domain/policy/offer-ranking.js';
 import type { PerfSample } from '../../../workflows/domain/policy/predictions.js';
 import { FAILURE_VERDICTS, type Verdict } from '../../../workflows/domain/policy/verdicts.js';
@@ -117,16 +116,10 @@ export class EvalStore {
     r.outcome = failureType === null ? 'promoted' : 'killed';
     r.failureType = failureType;
     r.verdict =
-      failureType === null
-        ? 'promote'
-        : isFailureType(failureType)
-          ? FAILURE_VERDICTS[failureType].verdict
-          : failureType === PRICED_OUT
-            ? 'inconclusive'
-            : 'kill';
+      failureType === null ? 'promote' : isFailureType(failureType) ? FAILURE_VERDICTS[failureType].verdict : 'kill';
     r.updatedAtSec = atSec;
     if (failureType === null) return this.passProbation(r.machineId, atSec);
-    if (failureType === PRICED_OUT || !countsAgainstMachine(failureType)) return;
+    if (!countsAgainstMachine(failureType)) return;
     const k = `${r.machineId}/${failureType}`;
     const count = (this.failures.get(k) ?? 0) + 1;
     this.failures.set(k, count);

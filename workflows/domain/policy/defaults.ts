@@ -82,6 +82,7 @@ export function withDefaults(req: LifecycleRequest): LifecycleInput {
     verdicts: { ...DEFAULT_VERDICTS, ...req.verdicts },
     ...resolveFitness(req.fitness, req.benchInput),
     ...(req.bid ? { bid: req.bid } : {}),
+    ...(req.fleetTargetRate !== undefined ? { fleetTargetRate: req.fleetTargetRate } : {}),
     clock: clockOf((req.clock ?? REAL_TIME).scale),
     ...(req.resume ? { resume: req.resume } : {}),
   };
@@ -91,6 +92,8 @@ export function withDefaults(req: LifecycleRequest): LifecycleInput {
   if (!(input.diskGb >= 8)) throw new RangeError(`diskGb must be >= 8 (GB), got ${input.diskGb}`);
   if (input.bid) validateBidPolicy(input.bid);
   if (!(input.minRate >= 0)) throw new RangeError(`minRate must be >= 0, got ${input.minRate}`);
+  if (input.fleetTargetRate !== undefined && !(input.fleetTargetRate > 0))
+    throw new RangeError(`fleetTargetRate must be > 0, got ${input.fleetTargetRate}`);
   if (!Number.isInteger(input.benchmarkProofs) || input.benchmarkProofs < 1) {
     throw new RangeError(`benchmarkProofs must be a positive integer, got ${input.benchmarkProofs}`);
   }

@@ -1,3 +1,5 @@
+import { FailureType } from '../failures.js';
+
 /**
  * Keep by the dollar, and rebalance: a host that proves fast enough is kept only while what it costs per
  * proof is near the best the fleet has; a clearly dearer one ends with a market verdict (inconclusive,
@@ -35,7 +37,7 @@ export const costPerProof = (h: { rate: number; dph: number }): number => h.dph 
  * The market ending of a host kept off or retired for its price per proof (keep by the dollar, rebalance):
  * inconclusive, marks nothing, the machine may be rented again when it is the better deal.
  */
-export const PRICED_OUT = 'PricedOut';
+export const PRICED_OUT = FailureType.PricedOut;
 
 export type KeepDecision =
   { keep: true } | { keep: false; costPerProof: number; bestCostPerProof: number; factor: number };

@@ -98,6 +98,8 @@ export const FAILURE_VERDICTS: Readonly<Record<FailureType, VerdictRule>> = {
   // The market's: the offer is gone or dearer; the scaler decides again, at the price it finds then.
   [FT.OfferUnavailable]: inconclusive('market', 'never', false),
   [FT.PriceAboveBudget]: inconclusive('market', 'never', false),
+  // Proves, but dearer per proof than the fleet can have elsewhere: a better deal, not a bad host.
+  [FT.PricedOut]: inconclusive('market', 'never', false),
   // Outbid, or every allowed bid under min_bid: the market took it; the scaler rents again at what it finds.
   [FT.Preempted]: inconclusive('market', 'never', false),
   [FT.BidTooLow]: inconclusive('market', 'never', false),
