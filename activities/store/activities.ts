@@ -50,6 +50,7 @@ function storeActivities(deps: StoreActivityDeps) {
       records.recordOrphanDestroyed(deps, input),
     restingMachines: (input: Parameters<typeof reads.restingMachines>[1]) => reads.restingMachines(deps, input),
     machineStanding: (input: Parameters<typeof reads.machineStanding>[1]) => reads.machineStanding(deps, input),
+    rentalNumber: (input: Parameters<typeof reads.rentalNumber>[1]) => reads.rentalNumber(deps, input),
     listBadMachines: () => reads.listBadMachines(deps),
     perfHistory: () => reads.perfHistory(deps),
     rentedInstances: () => reads.rentedInstances(deps),

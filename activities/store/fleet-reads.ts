@@ -22,6 +22,11 @@ export async function machineStanding(
   return { standing: s.standing, reason: s.reason };
 }
 
+/** Which rental of its offer a lifecycle is (1 for the first), for its list entry and search attribute. */
+export function rentalNumber({ pool }: StoreDeps, input: { workflowId: string; rentalKey: string }): Promise<number> {
+  return q.rentalNumber(pool, input.workflowId, input.rentalKey);
+}
+
 export function listBadMachines({ pool }: StoreDeps): Promise<number[]> {
   return q.listBadMachineIds(pool);
 }

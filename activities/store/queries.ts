@@ -233,6 +233,18 @@ export async function listBadMachineIds(db: Db): Promise<number[]> {
 
 export type Standing = 'good' | 'probation' | 'bad';
 
+/**
+ * Which rental of its offer this is (1 for the first): a lifecycle's workflow id names the offer and is
+ * reused by every rent of it, so the number counts the other rentals recorded under that id, plus one.
+ */
+export async function rentalNumber(db: Db, workflowId: string, rentalKey: string): Promise<number> {
+  const res = await db.query<{ n: string }>(
+    `SELECT count(*) AS n FROM instances WHERE workflow_id = $1 AND rental_key <> $2`,
+    [workflowId, rentalKey],
+  );
+  return Number(res.rows[0]?.n ?? 0) + 1;
+}
+
 /** A machine's standing: bad while marked, on probation once an expiring mark has run out, else good. */
 export async function machineStanding(
   db: Db,

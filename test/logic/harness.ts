@@ -62,6 +62,8 @@ export interface Scenario {
   destroyLabelled?: () => { destroyed: number[] };
   /** The machine's standing the store reports before the benchmark (default: good). */
   standing?: 'good' | 'probation' | 'bad';
+  /** Which rental of its offer the store says this is (default: the first). */
+  rentalNumber?: number;
   /** Runs before `destroyInstance` answers: throw to make the destroy fail. */
   destroy?: (instanceId: number) => Promise<void>;
   /** What the notify activity does (default: nothing configured, `{ sent: false }`); throw for a receiver that is down. */
@@ -315,6 +317,10 @@ export async function startLogicEnv(): Promise<LogicEnv> {
       async recordOutcome(input: unknown) {
         record('recordOutcome', input);
         return { markedBad: false };
+      },
+      async rentalNumber(input: unknown) {
+        record('rentalNumber', input);
+        return current().scenario.rentalNumber ?? 1;
       },
       async machineStanding(input: unknown) {
         record('machineStanding', input);

@@ -40,3 +40,14 @@ describe('kill --reason', () => {
     expect(later.cost).toEqual(status.cost);
   });
 });
+
+describe('a re-rent of an offer', () => {
+  it('carries its rental number as RentalNumber and in its status', async () => {
+    const run = await env.start({ rentalNumber: 2, host: { paramfetch: () => Promise.reject(new Error('stub')) } });
+    await run.result().catch(() => undefined);
+    const handle = env.client.workflow.getHandle(run.workflowId);
+    expect((await handle.query(lifecycleStatusQuery)).rentalNumber).toBe(2);
+    expect((await handle.describe()).searchAttributes.RentalNumber).toEqual(['2']);
+    expect(inputsOf(run, 'rentalNumber')[0]).toMatchObject({ workflowId: run.workflowId });
+  });
+});

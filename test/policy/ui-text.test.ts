@@ -98,6 +98,11 @@ describe('the UI texts', () => {
       costUsd: 4.1,
     };
     expect(currentDetails(promoted, 8.2 * 3_600_000)).toBe('promoted · 39 proofs/h over 30 min · \\$4.10 so far');
+    // A re-rent of an offer says which rental it is, so a list of one offer's lifecycles tells them apart.
+    expect(currentDetails({ ...promoted, rentalNumber: 3 }, 8.2 * 3_600_000)).toBe(
+      'rental 3 of this offer · promoted · 39 proofs/h over 30 min · \\$4.10 so far',
+    );
+    expect(currentDetails({ ...promoted, rentalNumber: 1 }, 8.2 * 3_600_000)).not.toContain('rental');
   });
 
   it('names stage changes and host steps', () => {
@@ -115,6 +120,7 @@ describe('the promote override validator', () => {
     stage: 'benchmark',
     offerId: 1,
     rentalKey: 'k',
+    rentalNumber: 1,
     instanceId: 2,
     gpuName: 'A40',
     benchmark: null,

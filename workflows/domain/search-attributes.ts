@@ -14,6 +14,11 @@ export const SA = {
   costUsd: defineSearchAttributeKey('CostUsd', SearchAttributeType.DOUBLE),
   /** When CostUsd was counted (workflow time): a list counts on from it at DollarsPerHour, to a cost to date. */
   costCountedAt: defineSearchAttributeKey('CostCountedAt', SearchAttributeType.DATETIME),
+  /**
+   * Which rental of its offer this lifecycle is ("1", "2", …): re-rents of one offer share a workflow id.
+   * A keyword (`RentalNumber = "2"`): the dev server allows three Int attributes, all taken.
+   */
+  rentalNumber: defineSearchAttributeKey('RentalNumber', SearchAttributeType.KEYWORD),
   failureType: defineSearchAttributeKey('FailureType', SearchAttributeType.KEYWORD),
   outcome: defineSearchAttributeKey('Outcome', SearchAttributeType.KEYWORD),
 } as const;

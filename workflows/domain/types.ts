@@ -276,6 +276,8 @@ export interface LifecycleStatus {
   offerId: number;
   /** This rental's key: its records, label and host queue derive from it. */
   rentalKey: string;
+  /** Which rental of this offer (1 for the first); null until read from the store, or if it could not be. */
+  rentalNumber: number | null;
   instanceId: number | null;
   gpuName: string | null;
   benchmark: BenchmarkProgress | null;

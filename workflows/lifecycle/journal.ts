@@ -38,6 +38,7 @@ function initialStatus(input: LifecycleInput, ids: LifecycleIds): LifecycleStatu
     stage: resumed ? 'promoted' : 'provisioning',
     offerId: input.offerId,
     rentalKey: ids.rentalKey,
+    rentalNumber: null,
     instanceId: resumed?.rented.instanceId ?? null,
     gpuName: resumed?.rented.offer.gpuName ?? null,
     benchmark: null,
@@ -197,6 +198,16 @@ export class Journal {
     }
   }
 
+  /** Which rental of its offer this is; unknown (null) when the store cannot say in one round. */
+  private async rentalNumber(): Promise<number | null> {
+    try {
+      return await this.readOnce.rentalNumber({ workflowId: this.ids.workflowId, rentalKey: this.ids.rentalKey });
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      return null;
+    }
+  }
+
   /** The status as the outside reads it. */
   get status(): Readonly<LifecycleStatus> {
     return this.st;
@@ -268,7 +279,12 @@ export class Journal {
 
   /** The lifecycle's row, before renting (so even a lifecycle that never gets an instance has its kill recorded). */
   async offerTaken(label: string): Promise<void> {
-    upsertSearchAttributes([{ key: SA.offerId, value: this.input.offerId }]);
+    this.st.rentalNumber = await this.rentalNumber();
+    this.view.refresh();
+    upsertSearchAttributes([
+      { key: SA.offerId, value: this.input.offerId },
+      ...(this.st.rentalNumber === null ? [] : [{ key: SA.rentalNumber, value: String(this.st.rentalNumber) }]),
+    ]);
     await this.recordInstance(label, null);
   }
 

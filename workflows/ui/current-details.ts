@@ -15,6 +15,8 @@ export interface DetailsState {
   costUsd: number | null;
   waiting: StoreWait | null;
   vastUnreadableSince: string | null;
+  /** Which rental of its offer (RentalNumber); a re-rent says so, the first (or unknown) says nothing. */
+  rentalNumber?: number | null;
 }
 
 /**
@@ -24,6 +26,7 @@ export interface DetailsState {
  */
 export function currentDetails(s: DetailsState, nowMs: number): string {
   const parts: string[] = [];
+  if (s.rentalNumber && s.rentalNumber > 1) parts.push(`rental ${s.rentalNumber} of this offer`);
   if (s.stage === 'benchmark' && s.benchmark) {
     const b = s.benchmark;
     // "7 of 12", not "1/4": the UI's markdown turns that into a fraction.

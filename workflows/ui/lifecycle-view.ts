@@ -31,6 +31,7 @@ export function lifecycleView(status: LifecycleStatus, cost: () => CostFigures |
           costUsd: cost()?.totalUsd ?? null,
           waiting: status.waitingOn ?? null,
           vastUnreadableSince: status.vastUnreadable?.since ?? null,
+          rentalNumber: status.rentalNumber,
         },
         now,
       ),
