@@ -8,6 +8,7 @@ import { CatalogueSchema } from '../sim/scenario.js';
 import { log, RESULTS_DIR } from './common.js';
 import { marketBench, type MarketResult, marketTable } from './market-bench.js';
 import { moneyBench } from './money.js';
+import { cliLatencyBench, type CliLatencyResult } from './cli-latency.js';
 import { scaleBench } from './scale.js';
 import { DEFAULT_MIN_RATE } from '../../workflows/domain/policy/defaults.js';
 import { z } from 'zod';
@@ -23,12 +24,14 @@ import { policyBench, type PolicyBenchResult, printPolicyBench } from './policy-
  * Results: infra/bench/results/<smoke|full>-<date>.json and tables on stdout.
  */
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const USAGE = `usage: npm run bench -- [--smoke] [--only money|scale|market|policy] [--n 10,100,500,1000]
+const USAGE = `usage: npm run bench -- [--smoke] [--only money|scale|market|policy|cli] [--n 10,100,500,1000]
   [--time-scale 0.7] [--money-time-scale 0.05] [--ramp-per-sec 1.5] [--hosts-per-farm 250]
   [--market-hours 24] [--market-time-scale 0.04] [--market-policies old,ours] [--market-seed 28]
   [--policy-hours 24] [--policy-seeds 28,1,2,3,4,7001,7002] [--policy-as-stack 0.04]
   --smoke             small and quick (CI): 3 hosts for money, n=4 for scale, 1 simulated hour of market
   --only              run one part
+  --cli-runs          status runs of the cli part, built and through tsx each (default 20; full runs and
+                      --only cli: it builds dist/ and starts its own dev server, too slow for --smoke)
   --n                 fleet sizes for the scale part (default 10,100,500,1000)
   --time-scale        SIM_TIME_SCALE of the scale part (default 0.7: a 100 s proof takes 70 s)
   --money-time-scale  SIM_TIME_SCALE of the money part (default 0.05)
@@ -89,6 +92,7 @@ function options() {
       'policy-hours': { type: 'string', default: '24' },
       'policy-seeds': { type: 'string' },
       'policy-as-stack': { type: 'string' },
+      'cli-runs': { type: 'string', default: '20' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -100,8 +104,11 @@ function options() {
     console.log(USAGE);
     process.exit(0);
   }
-  if (values.only !== undefined && !['money', 'scale', 'market', 'policy'].includes(values.only))
-    fail(`--only: money, scale, market or policy, got ${values.only}`);
+  if (values.only !== undefined && !['money', 'scale', 'market', 'policy', 'cli'].includes(values.only))
+    fail(`--only: money, scale, market, policy or cli, got ${values.only}`);
+  const cliRuns = Number(values['cli-runs']);
+  if (!(Number.isInteger(cliRuns) && cliRuns >= 1 && cliRuns <= 1000))
+    fail(`--cli-runs: an integer 1..1000, got ${values['cli-runs']}`);
   const extra = ExtraFlagsSchema.safeParse({
     marketPolicies: values['market-policies'],
     marketSeed: values['market-seed'],
@@ -133,6 +140,8 @@ function options() {
     scale: values.only === undefined || values.only === 'scale',
     market: values.only === undefined || values.only === 'market',
     policy: values.only === undefined || values.only === 'policy',
+    cli: values.only === 'cli' || (values.only === undefined && !values.smoke),
+    cliRuns,
     ...extra.data!,
     marketHours: values.smoke ? 1 : marketHours,
     marketTimeScale: values.smoke ? 0.01 : marketTimeScale,
@@ -204,7 +213,8 @@ async function runParts(opt: Options) {
       ...(opt.policySeeds ? { seeds: opt.policySeeds } : {}),
       ...(opt.policyAsStack !== undefined ? { asStackScale: opt.policyAsStack } : {}),
     });
-  return { money, scale, market, policy };
+  const cli: CliLatencyResult | null = opt.cli ? await cliLatencyBench(opt.cliRuns) : null;
+  return { money, scale, market, policy, cli };
 }
 
 async function runScale(opt: Options) {
@@ -232,8 +242,9 @@ async function runScale(opt: Options) {
 
 /** The result file's name part for a run of one part: a scale-only run names its sizes, a market run its hours. */
 function filePart(opt: Options): string {
-  const only = [opt.money, opt.scale, opt.market, opt.policy].filter(Boolean).length === 1;
+  const only = [opt.money, opt.scale, opt.market, opt.policy, opt.cli].filter(Boolean).length === 1;
   if (!only) return '';
+  if (opt.cli) return '-cli';
   if (opt.money) return '-money';
   if (opt.scale) return `-scale-n${opt.ns.join('-')}`;
   if (opt.market)
@@ -241,7 +252,11 @@ function filePart(opt: Options): string {
   return opt.policyAsStack !== undefined ? `-policy-as-stack-${opt.policyHours}h` : '-policy';
 }
 
-function printResults({ money, scale, market, policy }: Parts): void {
+function printResults({ money, scale, market, policy, cli }: Parts): void {
+  if (cli)
+    console.log(
+      `\nCLI: \`gpu-fleet status <offer id>\` against a running lifecycle, ${cli.runs} processes each, ms p50 / p90 (min-max): the bin (${cli.builtRuns} of them ran the build) ${cli.distMs.p50} / ${cli.distMs.p90} (${cli.distMs.min}-${cli.distMs.max}), through tsx ${cli.tsxMs.p50} / ${cli.tsxMs.p90} (${cli.tsxMs.min}-${cli.tsxMs.max})`,
+    );
   if (money) {
     console.log('\nMoney (real-time-equivalent minutes and dollars of GPU time, per host):');
     console.table(money.perHost);
