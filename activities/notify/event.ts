@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { formatUsd } from '../../workflows/domain/policy/cost.js';
 
 /**
  * What a notification says. A closed list of fields: nothing from the worker's config (keys, URLs,
@@ -17,6 +18,8 @@ export const NotifyEventSchema = z.object({
   failureType: z.string().nullable().default(null),
   /** Benchmark rate, proofs/h on the workflow's clock. */
   rateProofsPerHour: z.number().nonnegative().nullable().default(null),
+  /** A kill's cost to date at the destroy, GPU-$ (docs/operating.md, "What it cost"); null when not a kill or nothing was rented. */
+  costUsd: z.number().nonnegative().nullable().default(null),
   reason: z.string().max(2000),
   /** When the workflow decided it (ISO 8601). */
   at: z.string().datetime(),
@@ -41,6 +44,7 @@ export function summary(e: NotifyEventParsed): string {
     e.dphUsd !== null ? `$${e.dphUsd}/h` : null,
     e.failureType,
     e.rateProofsPerHour !== null ? `${e.rateProofsPerHour} proofs/h` : null,
+    e.costUsd !== null ? `cost ${formatUsd(e.costUsd)}` : null,
   ].filter((p): p is string => p !== null);
   return `${TITLE[e.kind]}: ${parts.join(', ')}${parts.length ? ' — ' : ''}${e.reason} (${e.workflowId})`;
 }

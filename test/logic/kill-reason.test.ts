@@ -31,7 +31,11 @@ describe('kill --reason', () => {
     const meta = (await handle.query('__temporal_workflow_metadata')) as { currentDetails?: string };
     expect(meta.currentDetails).toContain(words);
     expect(inputsOf(run, 'recordOutcome').at(-1)).toMatchObject({ outcome: 'killed', reason: words });
-    expect(inputsOf(run, 'notify').at(-1)).toMatchObject({ kind: 'kill', reason: words });
+    expect(inputsOf(run, 'notify').at(-1)).toMatchObject({
+      kind: 'kill',
+      reason: words,
+      costUsd: status.cost?.totalUsd,
+    });
     const line = logged.find((e) => e.message === 'lifecycle kill' && e.meta?.workflowId === run.workflowId);
     expect(line?.meta).toMatchObject({ cause: words, failureType: FailureType.CancelledByOperator });
     expect(line?.meta?.cost).toMatch(/^\$\d/);

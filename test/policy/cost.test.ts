@@ -18,6 +18,7 @@ import {
   promoted,
   repriced,
 } from '../../workflows/domain/policy/cost.js';
+import { NotifyEventSchema, summary } from '../../activities/notify/event.js';
 import { costToDate } from '../../workers/cli/fleet.js';
 import { fmtUsd } from '../../workers/cli/format.js';
 
@@ -104,6 +105,14 @@ describe('formatting with units', () => {
     expect(fmtUsd(0.5653)).toBe(formatUsd(0.5653));
     expect(fmtUsd(0.0123)).toBe('$0.0123');
     expect(fmtUsd(null)).toBe('-');
+    const kill = NotifyEventSchema.parse({
+      kind: 'kill',
+      workflowId: 'w',
+      costUsd: 0.3712,
+      reason: 'r',
+      at: new Date(T0).toISOString(),
+    });
+    expect(summary(kill)).toContain('cost $0.37');
     expect(formatDuration(45)).toBe('45 s');
     expect(formatDuration(3 * 3600 + 720)).toBe('3.2 h');
     expect(formatDuration(3 * 86400)).toBe('3 d');

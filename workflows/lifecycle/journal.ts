@@ -444,7 +444,13 @@ export class Journal {
     // The run ends next: every record first (after the destroy, so an outage only delays the end).
     await this.recorded();
     // After the destroy and its record; awaited because the workflow ends next, bounded by its timeout.
-    await notify({ kind: 'kill', ...this.notifyFields(), failureType: failure.type, reason: failure.message });
+    await notify({
+      kind: 'kill',
+      ...this.notifyFields(),
+      failureType: failure.type,
+      costUsd: spent ? spent.totalUsd : null,
+      reason: failure.message,
+    });
   }
 
   /** Money may be leaking: count it, log it, tell the webhook (awaited: the workflow fails next). */
