@@ -10,7 +10,7 @@ import { createVastActivities } from '../../activities/vast/activities.js';
 import { CONTROL_TASK_QUEUE } from '../../workflows/domain/task-queues.js';
 import { checkHostEnv, type ControlConfig, hostEnvFromConfig, hostTokenFromConfig } from './config.js';
 import { dataConverter } from './temporal-connection.js';
-import { workflowSource } from './workflow-source.js';
+import { quietWorkflowSource } from './workflow-source.js';
 
 /** Builds the control worker; the demo and tests use this too, so they run the production wiring. */
 export async function createControlWorker(
@@ -34,7 +34,7 @@ export async function createControlWorker(
     dataConverter: dataConverter(cfg),
     namespace: cfg.TEMPORAL_NAMESPACE,
     taskQueue: opts.taskQueue ?? cfg.CONTROL_TASK_QUEUE ?? CONTROL_TASK_QUEUE,
-    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : workflowSource()),
+    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : await quietWorkflowSource()),
     activities: {
       ...createVastActivities({
         vast,

@@ -1,4 +1,6 @@
 import { existsSync } from 'node:fs';
+import type { Logger } from '@temporalio/common';
+import { bundleWorkflowCode, Runtime } from '@temporalio/worker';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -21,4 +23,23 @@ export type WorkflowSource = { workflowBundle: { codePath: string } } | { workfl
 export function workflowSource(): WorkflowSource {
   if (compiled && existsSync(WORKFLOW_BUNDLE_PATH)) return { workflowBundle: { codePath: WORKFLOW_BUNDLE_PATH } };
   return { workflowsPath: WORKFLOWS_PATH };
+}
+
+/**
+ * The source a worker starts from, with development's bundling report (webpack's whole output, which the
+ * SDK logs at INFO) at DEBUG: an operator's log starts with the worker, not the bundler.
+ */
+export async function quietWorkflowSource(): Promise<WorkflowSource | { workflowBundle: { code: string } }> {
+  const source = workflowSource();
+  if ('workflowBundle' in source) return source;
+  const logger = Runtime.instance().logger;
+  const quiet: Logger = {
+    log: (level, message, meta) => logger.log(level === 'INFO' ? 'DEBUG' : level, message, meta),
+    trace: (message, meta) => logger.trace(message, meta),
+    debug: (message, meta) => logger.debug(message, meta),
+    info: (message, meta) => logger.debug(message, meta),
+    warn: (message, meta) => logger.warn(message, meta),
+    error: (message, meta) => logger.error(message, meta),
+  };
+  return { workflowBundle: await bundleWorkflowCode({ workflowsPath: source.workflowsPath, logger: quiet }) };
 }
