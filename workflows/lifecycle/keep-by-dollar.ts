@@ -2,7 +2,7 @@ import {
   type ApplicationFailure,
   defineSignal,
   isCancellation,
-  proxyLocalActivities,
+  proxyActivities,
   setHandler,
 } from '@temporalio/workflow';
 import type { StoreActivities } from '../../activities/store/activities.js';
@@ -50,10 +50,12 @@ export async function pricedOut(
 
 /**
  * The fleet's other promoted hosts (measured rate, billed $/h); null when the store could not be read
- * (inconclusive: the verdict then stands on minRate alone). One read, retried as the journal's first round.
+ * (inconclusive: the verdict then stands on minRate alone). One read, retried as the journal's first round;
+ * a regular activity, not a local one: the journal's local writes run beside it, and two local activities
+ * resolving together do not replay in one order.
  */
 async function promotedHosts(input: LifecycleInput, rentalKey: string) {
-  const store = proxyLocalActivities<StoreActivities>(lifecycleStoreOptions(input.timeouts, 'first'));
+  const store = proxyActivities<StoreActivities>(lifecycleStoreOptions(input.timeouts, 'first'));
   try {
     const rows = await store.rentedInstances();
     return rows
