@@ -255,7 +255,7 @@ function filePart(opt: Options): string {
 function printResults({ money, scale, market, policy, cli }: Parts): void {
   if (cli)
     console.log(
-      `\nCLI: \`gpu-fleet status <offer id>\` against a running lifecycle, ${cli.runs} processes each, ms p50 / p90 (min-max): the bin (${cli.builtRuns} of them ran the build) ${cli.distMs.p50} / ${cli.distMs.p90} (${cli.distMs.min}-${cli.distMs.max}), through tsx ${cli.tsxMs.p50} / ${cli.tsxMs.p90} (${cli.tsxMs.min}-${cli.tsxMs.max})`,
+      `\nCLI: \`gpu-fleet status <offer id>\` against a running lifecycle, ${cli.runs} processes each, ms p50 / p90 (min-max): built ${cli.distMs.p50} / ${cli.distMs.p90} (${cli.distMs.min}-${cli.distMs.max}), through tsx ${cli.tsxMs.p50} / ${cli.tsxMs.p90} (${cli.tsxMs.min}-${cli.tsxMs.max})`,
     );
   if (money) {
     console.log('\nMoney (real-time-equivalent minutes and dollars of GPU time, per host):');
