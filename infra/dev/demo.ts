@@ -143,7 +143,8 @@ async function main(): Promise<void> {
       // screen; the production bar of 0.95 would never rent them.
       minReliability: 0.8,
     },
-    lifecycle: compressed,
+    // The demo's worker has no webhook: its lifecycles run no notify step.
+    lifecycle: { ...compressed, notify: false },
   };
   const created = await ensureScalerSchedule(client, { intervalSec: 3600 * scale * 10, input: scalerInput });
   // As a deployment does: the reconciler destroys any instance whose lifecycle is gone (every 10 min, compressed).

@@ -55,3 +55,12 @@ describe('a re-rent of an offer', () => {
     expect(inputsOf(run, 'rentalNumber')[0]).toMatchObject({ workflowId: run.workflowId });
   });
 });
+
+describe('a lifecycle started without a webhook to tell', () => {
+  it('runs no notify step, on a kill or a promotion', async () => {
+    const run = await env.start({ host: { paramfetch: () => Promise.reject(new Error('stub')) } }, { notify: false });
+    await run.result().catch(() => undefined);
+    expect(inputsOf(run, 'recordOutcome').at(-1)).toMatchObject({ outcome: 'killed' });
+    expect(run.count('notify')).toBe(0);
+  });
+});

@@ -138,6 +138,11 @@ export interface LifecycleInput {
    */
   fleetTargetRate?: number;
   /**
+   * Whether the control worker has a webhook to tell (NOTIFY_WEBHOOK_URL), said by whoever starts the
+   * lifecycle: false runs no notify step at all (default true: the step runs and is a no-op without one).
+   */
+  notify: boolean;
+  /**
    * The lifecycle's clock against real time (policy/clock.ts): real time in production, compressed
    * against the simulators. Durations in `timeouts`/`watch` are on it; minRate and every rate, duration
    * and cost the lifecycle reports are real.

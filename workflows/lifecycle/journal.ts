@@ -397,7 +397,8 @@ export class Journal {
       }),
     );
     // Not awaited: the watch starts at once; the notification cannot hold it up.
-    void notify({ kind: 'promote', ...this.notifyFields(), rateProofsPerHour: rate, reason: `${rate} proofs/h` });
+    if (this.input.notify)
+      void notify({ kind: 'promote', ...this.notifyFields(), rateProofsPerHour: rate, reason: `${rate} proofs/h` });
   }
 
   killing(failure: Classified): void {
@@ -444,25 +445,27 @@ export class Journal {
     // The run ends next: every record first (after the destroy, so an outage only delays the end).
     await this.recorded();
     // After the destroy and its record; awaited because the workflow ends next, bounded by its timeout.
-    await notify({
-      kind: 'kill',
-      ...this.notifyFields(),
-      failureType: failure.type,
-      costUsd: spent ? spent.totalUsd : null,
-      reason: failure.message,
-    });
+    if (this.input.notify)
+      await notify({
+        kind: 'kill',
+        ...this.notifyFields(),
+        failureType: failure.type,
+        costUsd: spent ? spent.totalUsd : null,
+        reason: failure.message,
+      });
   }
 
   /** Money may be leaking: count it, log it, tell the webhook (awaited: the workflow fails next). */
   async destroyFailed(instanceId: number, killReason: FailureType): Promise<void> {
     fleetMetrics.destroyFailed(killReason);
     lifecycleLog('kill', { ...this.logFields(), failureType: FT.DestroyFailed, killReason });
-    await notify({
-      kind: 'destroy_failed',
-      ...this.notifyFields(),
-      failureType: killReason,
-      reason: `destroy failed after retries; destroy instance ${instanceId} by hand`,
-    });
+    if (this.input.notify)
+      await notify({
+        kind: 'destroy_failed',
+        ...this.notifyFields(),
+        failureType: killReason,
+        reason: `destroy failed after retries; destroy instance ${instanceId} by hand`,
+      });
     // The alert does not wait for Postgres; the run's end does, for its records.
     await this.recorded();
   }

@@ -83,6 +83,7 @@ export function withDefaults(req: LifecycleRequest): LifecycleInput {
     ...resolveFitness(req.fitness, req.benchInput),
     ...(req.bid ? { bid: req.bid } : {}),
     ...(req.fleetTargetRate !== undefined ? { fleetTargetRate: req.fleetTargetRate } : {}),
+    notify: req.notify ?? true,
     clock: clockOf((req.clock ?? REAL_TIME).scale),
     ...(req.resume ? { resume: req.resume } : {}),
   };
