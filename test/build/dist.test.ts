@@ -54,6 +54,16 @@ describe('built entry points run with node', () => {
     expect(stdout).toContain('gpu-fleet operator CLI');
   });
 
+  it('the gpu-fleet bin runs the build, not tsx, once dist/ is current', async () => {
+    const { stdout, stderr } = await run(process.execPath, [path.join(ROOT, 'bin/gpu-fleet.mjs'), '--version'], {
+      cwd: tmpdir(),
+      env: { ...env, GPU_FLEET_CLI_DEBUG: '1' },
+    });
+    expect(stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+    expect(stderr).toContain(`running ${dist('workers/cli.js')}`);
+    expect(stderr).not.toContain('through tsx');
+  });
+
   it('db:migrate finds its migrations beside the compiled migrator', async () => {
     const { stdout } = await run(process.execPath, [dist('infra/sql/migrate-main.js')], { cwd: ROOT, env });
     expect(stdout).toBe('no pending migrations\n');

@@ -230,6 +230,9 @@ describe('operator CLI, end to end through Temporal', () => {
     // Real time: at 100x a few wall seconds are minutes or hours of rental.
     expect(status.out).toMatch(/rented for\s+\d+ (s|min|h)/);
     expect(status.out).toMatch(/cost\s+\$\d+\.\d+ GPU-\$ \(\$\d+\.\d+ before the verdict/);
+    // By its offer id, and the ids alone for a pipe (the whole id above went through visibility's prefix lookup).
+    expect(await cli(['status', String(offer.id), '-o', 'name'])).toMatchObject({ code: 0, out: `${id}\n` });
+    expect((await cli(['fleet', 'status', '-o', 'name'])).out.split('\n')).toContain(id);
     const sj = json<{ stage: string; instanceId: number; rentalAgeSec: number; clock: { scale: number } }>(
       await cli(['status', id, '--json']),
     );
@@ -296,10 +299,18 @@ describe('operator CLI, end to end through Temporal', () => {
     const human = await cli(['logs', id]);
     expect(human.code).toBe(0);
     expect(human.out).toMatch(stored.rowCount ? /=== \S+ of rental \S+ \(stored / : /no log tails stored/);
-    expect((await cli(['logs', 'no-such-lifecycle'])).out).toContain('no log tails stored for no-such-lifecycle');
-    const unknown = await cli(['status', 'no-such-lifecycle']);
+    // A whole id never started: the server answers for it (visibility has nothing under it).
+    const never = 'instance-offer-9007199254740991';
+    expect((await cli(['logs', never])).out).toContain(`no log tails stored for ${never}`);
+    const unknown = await cli(['status', never]);
     expect(unknown.code).toBe(1);
-    expect(unknown.err).toContain("no workflow 'no-such-lifecycle' in namespace default");
+    expect(unknown.err).toContain(`no workflow '${never}' in namespace default`);
+    // A prefix of no lifecycle is refused before anything is asked of it.
+    for (const cmd of ['status', 'logs'])
+      expect(await cli([cmd, 'no-such-lifecycle'])).toMatchObject({
+        code: 2,
+        err: expect.stringContaining("no lifecycle's workflow id starts with 'no-such-lifecycle'"),
+      });
   });
 
   it('lists offers, marks, lists and ignores machines, and deploy warns about a bad machine', async () => {
@@ -321,7 +332,11 @@ describe('operator CLI, end to end through Temporal', () => {
       other.machine_id,
     ]);
     expect(row.rows[0]).toMatchObject({ source: 'operator', reason: 'tester: burnt VRAM', ignored: false });
-    expect((await cli(['offers', '--gpu', MODEL])).out).not.toContain(String(other.id));
+    // Its offer is left out of the table, and the machine is named with its mark.
+    const without = (await cli(['offers', '--gpu', MODEL])).out;
+    const [ranked = '', excluded = ''] = without.split(/^offers on /m);
+    expect(ranked).not.toContain(String(other.id));
+    expect(excluded).toMatch(new RegExp(`machine ${other.machine_id}: tester: burnt VRAM \\(marked by operator, `));
 
     const list = await cli(['machines', 'list']);
     expect(list.code, list.err).toBe(0);
