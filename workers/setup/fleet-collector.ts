@@ -20,7 +20,12 @@ export interface FleetSnapshot {
   spendUsdPerHour: number;
   /** Sum of the benchmark rates of promoted, live instances (proofs/h). */
   rateProofsPerHour: number;
-  instances: { benchmarking: number; promoted: number; undestroyed_kill: number };
+  /**
+   * Not-destroyed instances by where their lifecycle is: `starting` (rented, before the benchmark:
+   * waiting to run, fitness, paramfetch, warmup), `benchmarking` (benchmark and its verdict), `promoted`,
+   * `killing` (its kill under way), `undestroyed_kill` (killed, destroy failed: billing).
+   */
+  instances: { starting: number; benchmarking: number; promoted: number; killing: number; undestroyed_kill: number };
 }
 
 export async function readFleet(pool: pg.Pool | pg.PoolClient): Promise<FleetSnapshot> {
@@ -28,8 +33,10 @@ export async function readFleet(pool: pg.Pool | pg.PoolClient): Promise<FleetSna
     spend_usd: number | null;
     spend_usd_per_hour: number | null;
     rate: number | null;
+    starting: string;
     benchmarking: string;
     promoted: string;
+    killing: string;
     undestroyed_kill: string;
   }>(`SELECT
         -- An ended rental's cost as its lifecycle counted it; else billed $/h x hours since the rent.
@@ -38,7 +45,11 @@ export async function readFleet(pool: pg.Pool | pg.PoolClient): Promise<FleetSna
             END)::float8 AS spend_usd,
         SUM(dph_total) FILTER (WHERE destroyed_at IS NULL)::float8 AS spend_usd_per_hour,
         SUM(bench_rate) FILTER (WHERE destroyed_at IS NULL AND outcome = 'promoted')::float8 AS rate,
-        COUNT(*) FILTER (WHERE destroyed_at IS NULL AND outcome IS NULL) AS benchmarking,
+        COUNT(*) FILTER (WHERE destroyed_at IS NULL AND outcome IS NULL
+                           AND stage NOT IN ('benchmark', 'evaluating', 'killing', 'killed')) AS starting,
+        COUNT(*) FILTER (WHERE destroyed_at IS NULL AND outcome IS NULL
+                           AND stage IN ('benchmark', 'evaluating')) AS benchmarking,
+        COUNT(*) FILTER (WHERE destroyed_at IS NULL AND outcome IS NULL AND stage IN ('killing', 'killed')) AS killing,
         COUNT(*) FILTER (WHERE destroyed_at IS NULL AND outcome = 'promoted') AS promoted,
         COUNT(*) FILTER (WHERE destroyed_at IS NULL AND outcome = 'killed') AS undestroyed_kill
       FROM instances WHERE instance_id IS NOT NULL AND dph_total IS NOT NULL`);
@@ -48,8 +59,10 @@ export async function readFleet(pool: pg.Pool | pg.PoolClient): Promise<FleetSna
     spendUsdPerHour: r?.spend_usd_per_hour ?? 0,
     rateProofsPerHour: r?.rate ?? 0,
     instances: {
+      starting: Number(r?.starting ?? 0),
       benchmarking: Number(r?.benchmarking ?? 0),
       promoted: Number(r?.promoted ?? 0),
+      killing: Number(r?.killing ?? 0),
       undestroyed_kill: Number(r?.undestroyed_kill ?? 0),
     },
   };
