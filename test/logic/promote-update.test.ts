@@ -78,7 +78,7 @@ describe.concurrent('the promote override is an Update with a validator', () => 
     const f = await run.failure();
     expect(f.type).toBe(FailureType.BenchRateBelowMin);
     expect(f.message).toMatch(
-      /^BenchRateBelowMin during evaluating: 12 proofs\/h is below the minimum of 29 · cost \$\d+\.\d{4} \(\$0\.500\/h for \d+(\.\d+)? (s|min|h)\)$/,
+      /^BenchRateBelowMin during evaluating: 12 proofs\/h is below the minimum of 29 · cost \$\d+\.\d{2,4} \(\$0\.500\/h for \d+(\.\d+)? (s|min|h)\)$/,
     );
     expect(f.message.match(/during/g)).toHaveLength(1);
     const details = f.details?.[0] as Record<string, unknown>;
