@@ -113,6 +113,11 @@ describe('-o json|wide|name beside --json', () => {
     expect(await runWith(client, ['offers', '-o', 'wide'])).toContain('search quoted');
     const json = JSON.parse(await runWith(client, ['offers', '--json'])) as { excludedMachines: unknown[] };
     expect(json.excludedMachines).toHaveLength(2);
+    // Two formats are refused before anything is fetched.
+    const fetched = vi.fn(async () => reports);
+    const counting = { workflow: { execute: fetched } } as unknown as Client;
+    await expect(runWith(counting, ['offers', '--json', '-o', 'name'])).rejects.toThrow(/two formats/);
+    expect(fetched).not.toHaveBeenCalled();
     await expect(runWith(client, ['machines', 'list', '-o', 'wide'])).rejects.toThrow(
       /-o must be one of text, json, name, got 'wide'/,
     );

@@ -25,6 +25,8 @@ export interface Views {
 export function addOutputFlags(cmd: Command, what: string, wide: boolean): Command {
   const formats: OutputFormat[] = wide ? ['text', 'json', 'wide', 'name'] : ['text', 'json', 'name'];
   const help = `text, json${wide ? ', wide (more columns)' : ''} or name (${what}, one per line)`;
+  // Two formats are refused before the command fetches anything.
+  cmd.hook('preAction', (_program, action) => void formatOf(action.opts<OutputOpts>()));
   return cmd.option('--json', 'print as JSON (the same as -o json)').addOption(
     new Option('-o, --output <format>', help).argParser((text: string) => {
       if ((formats as string[]).includes(text)) return text as OutputFormat;
