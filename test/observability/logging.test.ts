@@ -78,6 +78,10 @@ describe('structured worker logs', () => {
       expect(of(id, 'stage').find((l) => l.stage === 'benchmark')).toMatchObject({ instanceId, gpu });
     }
     expect(of(killId, 'kill')[0]).toMatchObject({ failureType: 'BenchRateBelowMin', destroyed: true, gpu: 'RTX 3060' });
+    // The kill line says why and what it cost, as the CLI writes money.
+    expect(of(killId, 'kill')[0]).toMatchObject({ cause: expect.stringContaining('the minimum of 29') });
+    expect(of(killId, 'kill')[0]?.cost).toMatch(/^\$\d+\.\d{2,4}$/);
+    expect(of(killId, 'kill')[0]?.costUsd).toBeGreaterThan(0);
     expect(of(promoteId, 'promote')[0]).toMatchObject({ gpu: 'RTX 4090', rateProofsPerHour: expect.any(Number) });
     // The operator's cancel of the promoted instance is a kill too (its line may land just after the close).
     await pollUntil(
