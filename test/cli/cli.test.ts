@@ -209,7 +209,7 @@ describe('operator CLI, end to end through Temporal', () => {
     expect(fleet.out).toContain(`${offer.num_gpus}x ${MODEL}`);
     expect(fleet.out).toMatch(/proving\s+[\d.,]+ proofs\/h/);
     expect(fleet.out).toMatch(/billing\s+\$[\d.]+\/h/);
-    expect(fleet.out).toMatch(/per proof\s+\$[\d.]+/);
+    expect(fleet.out).toMatch(/\$\/h per proof\/h now\s+\$[\d.]+/);
     const fj = json<{
       lifecycles: Array<{ workflowId: string; stage: string; benchRateProofsPerHour: number }>;
       totals: { byStage: Record<string, number>; dollarsPerHour: number };
@@ -229,7 +229,7 @@ describe('operator CLI, end to end through Temporal', () => {
     expect(status.out).toMatch(/price\s+\$[\d.]+\/h, \$[\d.]+ per proof/);
     // Real time: at 100x a few wall seconds are minutes or hours of rental.
     expect(status.out).toMatch(/rented for\s+\d+ (s|min|h)/);
-    expect(status.out).toMatch(/cost\s+\$\d+\.\d+ GPU-\$ \(\$\d+\.\d+ before the verdict/);
+    expect(status.out).toMatch(/cost to date\s+\$\d+\.\d+ GPU-\$ \(\$\d+\.\d+ before the verdict/);
     // By its offer id, and the ids alone for a pipe (the whole id above went through visibility's prefix lookup).
     expect(await cli(['status', String(offer.id), '-o', 'name'])).toMatchObject({ code: 0, out: `${id}\n` });
     expect((await cli(['fleet', 'status', '-o', 'name'])).out.split('\n')).toContain(id);
@@ -277,6 +277,8 @@ describe('operator CLI, end to end through Temporal', () => {
     const watch = await cli(['status', id, '--watch', '1']);
     expect(watch.code, watch.err).toBe(0);
     expect(watch.out).toContain(`${id} (cancelled)`);
+    // The operator's words, kept by the lifecycle (the CLI tells it who and why before the cancel).
+    expect(watch.out).toMatch(/cause\s+killed by tester: test over/);
 
     const file = path.join(tmp, 'closed.json');
     await cli(['history', 'export', id, file]);

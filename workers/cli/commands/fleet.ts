@@ -20,7 +20,7 @@ function renderFleet(rows: FleetRow[], totals: ReturnType<typeof fleetTotals>, w
       stage: r.stage,
       'bench rate': fmtRate(r.benchRateProofsPerHour),
       price: fmtDph(r.dollarsPerHour),
-      cost: fmtUsd(r.costUsd),
+      'cost to date': fmtUsd(r.costUsd),
       age: fmtDuration(r.ageSec * 1000),
       ...(wide ? { 'rented since': fmtTime(r.rentalStartedAt) } : {}),
     })),
@@ -32,8 +32,11 @@ function renderFleet(rows: FleetRow[], totals: ReturnType<typeof fleetTotals>, w
     ['lifecycles', `${totals.lifecycles} (${stages})`],
     ['proving', `${fmtRate(totals.promotedProofsPerHour)} (promoted instances' benchmark rates)`],
     ['billing', `${fmtDph(totals.dollarsPerHour)} (every running lifecycle)`],
-    ['per proof', totals.dollarsPerProof === null ? '- (nothing promoted yet)' : fmtUsd(totals.dollarsPerProof)],
-    ['spent', `${fmtUsd(totals.costUsd)} GPU-$ (these lifecycles, as of their last stage change)`],
+    [
+      '$/h per proof/h now',
+      totals.dollarsPerProof === null ? '- (nothing promoted yet)' : fmtUsd(totals.dollarsPerProof),
+    ],
+    ['cost to date', `${fmtUsd(totals.costUsd)} GPU-$ (these lifecycles)`],
   ])}`;
 }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
-import { lifecycleStatusQuery } from '../../../workflows/definitions.js';
+import { killRequestSignal, lifecycleStatusQuery } from '../../../workflows/definitions.js';
 import { CliError, type CliContext } from '../context.js';
 
 export interface KillResult {
@@ -32,8 +32,20 @@ function destroyIn(events: Event[]): 'completed' | 'failed' | 'none' {
   return done ? 'completed' : 'failed';
 }
 
+/** The run's status once it closes, or RUNNING if it has not within `timeoutSec`. */
+async function closedStatus(client: Client, workflowId: string, runId: string, timeoutSec: number): Promise<string> {
+  const until = Date.now() + timeoutSec * 1000;
+  let status = 'RUNNING';
+  while (Date.now() < until) {
+    status = (await client.workflow.getHandle(workflowId, runId).describe()).status.name;
+    if (status !== 'RUNNING') break;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  return status;
+}
+
 /**
- * Cancels a running lifecycle with the operator's reason, then (unless told not to) waits for it to
+ * Tells a running lifecycle who kills it and why, cancels it, then (unless told not to) waits for it to
  * close and reads from its history whether the instance destroy really completed.
  */
 export async function killLifecycle(
@@ -49,6 +61,11 @@ export async function killLifecycle(
       `${workflowId} is already ${desc.status.name.toLowerCase()}: there is nothing to kill, and no instance of it is destroyed now`,
     );
   const before = await handle.query(lifecycleStatusQuery).catch(() => null);
+  // Who and why first, on the same run: the lifecycle keeps them for its summary, status, store, log
+  // line and notification (a cancel request's own reason is in history only, out of the workflow's reach).
+  await client.workflow
+    .getHandle(workflowId, desc.runId)
+    .signal(killRequestSignal, { reason: opts.reason, by: ctx.operator });
   await client.workflowService.requestCancelWorkflowExecution({
     namespace: ctx.namespace,
     workflowExecution: { workflowId, runId: desc.runId },
@@ -66,13 +83,7 @@ export async function killLifecycle(
       execution: 'RUNNING',
       message: `cancellation requested for ${workflowId}; it destroys instance ${instanceId ?? '(none rented yet)'} and records CancelledByOperator. Follow it: gpu-fleet status ${workflowId} --watch`,
     };
-  const until = Date.now() + opts.timeout * 1000;
-  let status = 'RUNNING';
-  while (Date.now() < until) {
-    status = (await client.workflow.getHandle(workflowId, desc.runId).describe()).status.name;
-    if (status !== 'RUNNING') break;
-    await new Promise((r) => setTimeout(r, 500));
-  }
+  const status = await closedStatus(client, workflowId, desc.runId, opts.timeout);
   if (status === 'RUNNING')
     return {
       ok: false,

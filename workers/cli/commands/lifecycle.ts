@@ -40,7 +40,7 @@ export function renderStatus(v: StatusView): string {
     ],
     ['rented for', `${fmtDuration(v.rentalAgeSec * 1000)} (since ${fmtTime(v.rentalStartedAt)})`],
     [
-      'cost',
+      'cost to date',
       v.cost
         ? `${fmtUsd(v.cost.totalUsd)} GPU-$ (${fmtUsd(v.cost.beforeVerdictUsd)} before the verdict, ${fmtUsd(v.cost.productionUsd)} in production)`
         : '- (nothing rented yet)',
@@ -51,6 +51,7 @@ export function renderStatus(v: StatusView): string {
     ],
   ];
   if (v.failureType) lines.push(['failure', v.failureType]);
+  if (v.cause) lines.push(['cause', v.cause]);
   if (v.waitingOn) {
     const w = v.waitingOn;
     lines.push([
