@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Client, WorkflowFailedError } from '@temporalio/client';
@@ -229,6 +229,7 @@ async function main(): Promise<void> {
     ),
   );
   if (recordDir) {
+    mkdirSync(recordDir, { recursive: true });
     for (const row of rows) {
       const file = path.join(
         recordDir,
