@@ -17,7 +17,7 @@ import type { RentOfferInput } from '../../activities/vast/activities.js';
 import { WORKFLOWS_PATH } from '../../workers/setup/workflow-source.js';
 import { lifecycleStatusQuery } from '../../workflows/definitions.js';
 import { instanceLifecycle } from '../../workflows/index.js';
-import { clockOf, clockRate } from '../../workflows/domain/policy/clock.js';
+import { clockOf, clockRate, mapReportUnits } from '../../workflows/domain/policy/clock.js';
 import type { BenchmarkReport, LifecycleRequest, LifecycleResult, OfferFacts } from '../../workflows/domain/types.js';
 import { waitUntil } from '../../infra/dev/poll.js';
 
@@ -99,41 +99,11 @@ export const STUB_CLOCK = clockOf(0.001);
  * stub clock. The lifecycle brings it back to real units (workflows/domain/policy/clock.ts).
  */
 export function onStubClock(r: BenchmarkReport): BenchmarkReport {
-  const ms = (x: number) => x * STUB_CLOCK.scale;
-  const rate = (x: number) => clockRate(x, STUB_CLOCK);
-  const g = r.gaveUp;
-  const p = r.promotedEarly;
-  return {
-    ...r,
-    elapsedMs: ms(r.elapsedMs),
-    timings: r.timings.map((t) => ({
-      ...t,
-      totalMs: ms(t.totalMs),
-      synthesisMs: ms(t.synthesisMs),
-      gpuComputeMs: ms(t.gpuComputeMs),
-    })),
-    ...(g
-      ? {
-          gaveUp: {
-            ...g,
-            bestRate: rate(g.bestRate),
-            gpuCeilingRate: g.gpuCeilingRate === null ? null : rate(g.gpuCeilingRate),
-          },
-        }
-      : {}),
-    ...(p
-      ? {
-          promotedEarly: {
-            ...p,
-            elapsedMs: ms(p.elapsedMs),
-            proofBoundMs: ms(p.proofBoundMs),
-            rateLowerBound: rate(p.rateLowerBound),
-            projectedRate: rate(p.projectedRate),
-            minRate: rate(p.minRate),
-          },
-        }
-      : {}),
-  };
+  return mapReportUnits(
+    r,
+    (x) => x * STUB_CLOCK.scale,
+    (x) => clockRate(x, STUB_CLOCK),
+  );
 }
 
 /** A benchmark report of `completed` proofs in `elapsedMs` (only these two make the rate). */

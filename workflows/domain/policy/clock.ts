@@ -47,11 +47,15 @@ export function realRate(clockProofsPerHour: number, clock: Clock): number {
   return clockProofsPerHour * clock.scale;
 }
 
-/** A host's benchmark report with its durations and its early-stop and early-promote evidence in real units. */
-export function realReport(report: BenchmarkReport, clock: Clock): BenchmarkReport {
-  if (clock.scale === 1) return report;
-  const ms = (x: number) => Math.round(realMs(x, clock));
-  const rate = (x: number) => Math.round(realRate(x, clock) * 100) / 100;
+/**
+ * A benchmark report with every duration passed through `ms` and every rate through `rate`: the one list of
+ * which fields of a report are durations and which are rates, for a conversion either way between clocks.
+ */
+export function mapReportUnits(
+  report: BenchmarkReport,
+  ms: (x: number) => number,
+  rate: (x: number) => number,
+): BenchmarkReport {
   const g = report.gaveUp;
   const p = report.promotedEarly;
   return {
@@ -85,6 +89,16 @@ export function realReport(report: BenchmarkReport, clock: Clock): BenchmarkRepo
       gpuComputeMs: ms(t.gpuComputeMs),
     })),
   };
+}
+
+/** A host's benchmark report with its durations and its early-stop and early-promote evidence in real units. */
+export function realReport(report: BenchmarkReport, clock: Clock): BenchmarkReport {
+  if (clock.scale === 1) return report;
+  return mapReportUnits(
+    report,
+    (x) => Math.round(realMs(x, clock)),
+    (x) => Math.round(realRate(x, clock) * 100) / 100,
+  );
 }
 
 /** A real duration in the largest unit that reads well: "45 s", "47 min", "3.2 h", "2.1 d". */
