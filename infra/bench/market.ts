@@ -3,6 +3,7 @@ import { planBenchmark } from '../../workflows/domain/policy/concurrency.js';
 import { type SimOffer, SimOfferSchema } from '../sim/scenario.js';
 import { DEFAULT_ALLOCATED_STORAGE_GB, simBilledDph, simStorageDph } from '../sim/vast/pricing.js';
 import { MARKET_PARAMS, type MarketParams } from './market-params.js';
+import { seededRandom } from '../sim/random.js';
 
 /** One offer of the market with what only the bench knows: its true rate, when it is listed, its fate. */
 export interface MarketOffer {
@@ -22,18 +23,6 @@ export interface MarketOffer {
   priceRiseAtH: number | null;
   degradeAfterH: number | null;
   preemptAfterH: number | null;
-}
-
-/** mulberry32: small, seeded, the same sequence on every machine. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function pick<T extends { weight: number }>(r: () => number, xs: readonly T[]): T {

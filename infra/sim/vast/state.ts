@@ -3,6 +3,7 @@ import { type SimOffer } from '../scenario.js';
 import { BidMarket } from './bids.js';
 import { type BootedHost, type HostBooter } from './host-boot.js';
 import type { Sink } from './mangle.js';
+import { seededRandom } from '../random.js';
 
 export interface SimInstance {
   id: number;
@@ -147,19 +148,7 @@ export function newVastState(opts: VastSimOptions, scale: number, baseDir: strin
 }
 
 export const chaosRandomFor = (chaos: Chaos): (() => number) =>
-  chaos.seed === undefined ? Math.random : seeded(chaos.seed);
-
-/** mulberry32: a tiny seeded PRNG, so a chaos run can be replayed exactly. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+  chaos.seed === undefined ? Math.random : seededRandom(chaos.seed);
 
 export const json = (res: Sink, status: number, body: unknown) => {
   res.writeHead(status, { 'Content-Type': 'application/json' });
