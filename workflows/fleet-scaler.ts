@@ -18,10 +18,11 @@ import type { VastActivities } from '../activities/vast/activities.js';
 import { storeOptions, temporalVisibilityOptions, vastApiOptions } from './activity-options.js';
 import { FailureType } from './domain/failures.js';
 import { instanceLifecycle } from './instance-lifecycle.js';
-import { decidedFigures, type DecidedFigures, fleetFigures } from './domain/policy/fleet-figures.js';
-import { chooseOffers, type FleetTarget, rankOffers, type RankedOffer } from './domain/policy/offer-ranking.js';
+import { decidedFigures, type DecidedFigures } from './domain/policy/fleet-figures.js';
+import type { FleetNow, FleetTarget } from './domain/policy/offer-ranking.js';
 import { DEFAULT_DISK_GB } from './domain/policy/defaults.js';
-import { rankForRun } from './domain/policy/scaler-ranking.js';
+import { portfolioFleet, rankForRunByValue } from './domain/policy/scaler-ranking.js';
+import { choosePortfolio, type ValuedOffer } from './domain/policy/value-ranking.js';
 import { type OfferFilter, offerQuery } from './domain/policy/offer-filter.js';
 import { refusedByBudget } from './domain/policy/budget-refusal.js';
 import {
@@ -33,7 +34,7 @@ import {
   type MixedChoice,
   parseCapacityMix,
 } from './domain/policy/capacity-mix.js';
-import { REBALANCE_FACTOR, retirements } from './domain/policy/keep-by-dollar.js';
+import { type KeptHost, REBALANCE_FACTOR, retirements } from './domain/policy/keep-by-dollar.js';
 import { retireSignal } from './lifecycle/keep-by-dollar.js';
 import { fleetMetrics } from './metrics.js';
 import { notify } from './notify.js';
@@ -67,8 +68,9 @@ export interface FleetScalerResult {
   started: Array<{
     offerId: number;
     workflowId: string;
-    source: RankedOffer['source'];
-    predictedRate: number | null;
+    /** What the prediction rests on (predictions.ts): 'unknown' is a model tried in an exploration slot. */
+    source: ValuedOffer['source'];
+    predictedRate: number;
     /** The bid of an interruptible rental ($/h); absent for on-demand. */
     bidDph?: number;
   }>;
@@ -89,73 +91,86 @@ export const DEFAULT_INCONCLUSIVE_RETRIES = 1;
 export const DEFAULT_INCONCLUSIVE_WINDOW_SEC = 6 * 3600;
 
 /**
- * One run of the scaler, started by a Temporal Schedule: reads the fleet, ranks offers by what past
- * benchmarks predict per dollar, and starts lifecycles toward the target within budget and caps. Each
- * run is a short workflow of its own (the schedule is the loop), so history stays small.
+ * One run of the scaler, started by a Temporal Schedule: reads the fleet, retires promoted hosts a cheaper
+ * fleet can replace (rebalancing), ranks offers by the upper bound of the proofs/h per dollar they are
+ * predicted to prove (per model, GPU count and RAM class), and starts lifecycles toward the target within
+ * budget and caps. The policy evaluator (infra/bench/eval/policies.ts `oursTick`) makes the same calls in
+ * the same order. Each run is a short workflow of its own (the schedule is the loop), so history stays small.
  */
 export async function fleetScaler(input: FleetScalerInput): Promise<FleetScalerResult> {
   const mix = capacityOf(input);
   const diskGb = input.lifecycle?.diskGb ?? DEFAULT_DISK_GB;
-  const [rented, running, perf, bad, search, bidSearch] = await Promise.all([
+  const [rented, running, samples, bad, search, bidSearch] = await Promise.all([
     store.rentedInstances(),
     temporal.runningRentals(),
-    store.perfHistory(),
+    store.perfSamples(),
     store.listBadMachines(),
     vast.searchOffers(offerQuery(input.filter, diskGb)),
     // With type "bid" min_bid is the price that matters (vast-api.md §1.3).
     mix ? vast.searchOffers(offerQuery(input.filter, diskGb, 'bid')) : Promise.resolve(null),
   ]);
-  const offers = search.offers;
   const resting = await store.restingMachines({
     windowSec: input.inconclusiveWindowSec ?? DEFAULT_INCONCLUSIVE_WINDOW_SEC,
     retries: input.inconclusiveRetries ?? DEFAULT_INCONCLUSIVE_RETRIES,
   });
-  const retired = await rebalance(rented, input.targetRate);
-  const { promoted, inFlight } = fleetFigures(
-    rented.filter((r) => !retired.some((x) => x.rentalKey === r.rentalKey)),
-    running,
-  );
-  const busyOffers = new Set(rented.map((r) => r.offerId));
-  let ranked = rankForRun(offers, rented, perf, [...bad, ...resting], input.minRate);
+  const fleet = portfolioFleet(rented, running, samples);
+  const retired = await rebalance(fleet.promoted, rented, input.targetRate);
+  const promoted = fleet.promoted.filter((p) => !retired.some((x) => x.rentalKey === p.key));
+  const notRentable = [...bad, ...resting];
   const bids = mix && bidSearch ? bidCandidates(bidSearch.offers, mix, diskGb) : [];
-  let spot = rankOffers(
-    bids.filter((o) => !busyOffers.has(o.offerId)),
-    perf,
-    bad,
-    input.minRate,
-  );
+  const lists: Ranked = {
+    onDemand: rankForRunByValue(search.offers, rented, samples, notRentable, input.minRate),
+    spot: rankForRunByValue(bids, rented, samples, notRentable, input.minRate),
+  };
   const result: FleetScalerResult = {
     started: [],
     skipped: [],
     fleetRate: promoted.reduce((s, p) => s + p.rate, 0),
-    fleetDph: [...promoted, ...inFlight].reduce((s, p) => s + p.dph, 0),
+    fleetDph: [...promoted, ...fleet.inFlight].reduce((s, p) => s + p.dph, 0),
     droppedOffers: search.dropped,
     ...(resting.length > 0 ? { restingMachines: resting } : {}),
     ...(retired.length > 0 ? { retired } : {}),
-    fleet: decidedFigures({ promoted, inFlight }, input),
+    fleet: decidedFigures({ promoted, inFlight: fleet.inFlight }, input),
   };
+  await startRounds(lists, { promoted, inFlight: fleet.inFlight }, input, mix, result, bids);
+  return result;
+}
 
+interface Ranked {
+  onDemand: ValuedOffer[];
+  spot: ValuedOffer[];
+}
+
+/**
+ * Starts the chosen offers. A taken offer fails its lifecycle within seconds: it is replaced with the next
+ * offer, a few rounds at most. A budget that keeps the fleet short is told once, on the first round.
+ */
+async function startRounds(
+  lists: Ranked,
+  fleet: FleetNow,
+  input: FleetScalerInput,
+  mix: CapacityMix | null,
+  result: FleetScalerResult,
+  bids: readonly BidCandidate[],
+): Promise<void> {
   // Offers this run has started and that still count against the caps.
   let live: MixedChoice[] = [];
   let refusal: Promise<void> = Promise.resolve();
-  // A taken offer fails its lifecycle within seconds: replace it with the next offer, a few rounds at most.
   for (let round = 0; round < 3; round++) {
-    const fleetNow = {
-      promoted,
-      inFlight: [...inFlight, ...live.map(asInFlight)],
-    };
+    const fleetNow = { promoted: fleet.promoted, inFlight: [...fleet.inFlight, ...live.map(asInFlight)] };
     const chosen: MixedChoice[] = mix
-      ? chooseMixed(ranked, spot, fleetNow, input, mix)
-      : chooseOffers(ranked, fleetNow, input).map((o) => ({ ...o, interruptible: false }));
-    const candidates = [...ranked.known, ...ranked.explore, ...spot.known, ...spot.explore];
-    if (round === 0 && refusedByBudget(candidates, chosen, fleetNow, input)) refusal = budgetRefusal(result, input);
+      ? chooseMixed(lists.onDemand, lists.spot, fleetNow, input, mix, REBALANCE_FACTOR)
+      : choosePortfolio(lists.onDemand, fleetNow, input, REBALANCE_FACTOR).map((o) => ({ ...o, interruptible: false }));
+    if (round === 0 && refusedByBudget([...lists.onDemand, ...lists.spot], chosen, fleetNow, input))
+      refusal = budgetRefusal(result, input);
     if (chosen.length === 0) break;
     const children = await startLifecycles(chosen, input, result, bids);
     for (const { offer } of children) live.push(offer);
-    for (const o of chosen) {
-      ranked = without(ranked, o.offerId);
-      spot = without(spot, o.offerId);
-    }
+    const drop = new Set(chosen.map((o) => o.offerId));
+    lists = {
+      onDemand: lists.onDemand.filter((o) => !drop.has(o.offerId)),
+      spot: lists.spot.filter((o) => !drop.has(o.offerId)),
+    };
     const taken = await offersTakenWithin(children, input.offerCheckSec);
     if (taken.length === 0) break;
     for (const { offerId, why } of taken) {
@@ -165,7 +180,6 @@ export async function fleetScaler(input: FleetScalerInput): Promise<FleetScalerR
     }
   }
   await refusal;
-  return result;
 }
 
 /**
@@ -173,10 +187,7 @@ export async function fleetScaler(input: FleetScalerInput): Promise<FleetScalerR
  * target without them, dearest per proof first), each told by a Signal; the watch ends it `PricedOut`.
  * A lifecycle already gone is passed over: the next run sees the fleet as it is then.
  */
-async function rebalance(rented: readonly FleetRow[], targetRate: number) {
-  const promoted = rented
-    .filter((r) => r.outcome === 'promoted')
-    .map((r) => ({ key: r.rentalKey, rate: r.benchRate ?? 0, dph: r.dphTotal ?? 0 }));
+async function rebalance(promoted: readonly KeptHost[], rented: readonly FleetRow[], targetRate: number) {
   const out: NonNullable<FleetScalerResult['retired']> = [];
   for (const h of retirements(promoted, targetRate, REBALANCE_FACTOR)) {
     const row = rented.find((r) => r.rentalKey === h.key)!;
@@ -259,6 +270,7 @@ async function startLifecycles(
           offer: o,
           minRate: input.minRate,
           predictedRate: o.predictedRate,
+          upperRate: o.upperRate,
           source: o.source,
           startedBy: `fleet scaler run ${workflowInfo().workflowId}`,
         }),
@@ -299,11 +311,4 @@ async function offersTakenWithin(
   );
   await Promise.race([Promise.all(watched), sleep(seconds * 1000)]);
   return taken;
-}
-
-function without(r: { known: RankedOffer[]; explore: RankedOffer[] }, offerId: number) {
-  return {
-    known: r.known.filter((o) => o.offerId !== offerId),
-    explore: r.explore.filter((o) => o.offerId !== offerId),
-  };
 }

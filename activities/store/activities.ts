@@ -53,6 +53,7 @@ function storeActivities(deps: StoreActivityDeps) {
     rentalNumber: (input: Parameters<typeof reads.rentalNumber>[1]) => reads.rentalNumber(deps, input),
     listBadMachines: () => reads.listBadMachines(deps),
     perfHistory: () => reads.perfHistory(deps),
+    perfSamples: () => reads.perfSamples(deps),
     rentedInstances: () => reads.rentedInstances(deps),
     workflowForLabel: (label: string) => reads.workflowForLabel(deps, label),
     machineRecords: (input: { machineId?: number } = {}) => operator.machineRecords(deps, input),

@@ -1,4 +1,5 @@
 import type { PerfHistory } from '../../workflows/domain/policy/offer-ranking.js';
+import type { PerfSample } from '../../workflows/domain/policy/predictions.js';
 import { FAILURE_VERDICTS } from '../../workflows/domain/policy/verdicts.js';
 import type { StoreDeps } from './deps.js';
 import * as q from './queries.js';
@@ -31,7 +32,15 @@ export function listBadMachines({ pool }: StoreDeps): Promise<number[]> {
   return q.listBadMachineIds(pool);
 }
 
-/** Per machine: its last benchmark; per GPU model: the mean rate per GPU over its machines. */
+/** What the scaler's predictions learn from (predictions.ts): each machine's last benchmark and hardware. */
+export function perfSamples({ pool }: StoreDeps): Promise<PerfSample[]> {
+  return q.perfSamples(pool);
+}
+
+/**
+ * The offers preview's history (fleet-admin.ts): per machine its last benchmark; per GPU model the mean
+ * rate per GPU over its machines.
+ */
 export async function perfHistory({ pool }: StoreDeps): Promise<PerfHistory> {
   const rows = await q.perfByMachine(pool);
   const byMachine: Record<string, number> = {};

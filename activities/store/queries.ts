@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import type { PerfSample } from '../../workflows/domain/policy/predictions.js';
 import type { SpendRow } from '../../workflows/domain/policy/spend-report.js';
 
 type Db = Pick<pg.Pool, 'query'>;
@@ -315,9 +316,13 @@ export interface FleetRow {
   dphTotal: number | null;
   /** The bid of an interruptible rental ($/h); null for on-demand. */
   bidDph: number | null;
+  /** The rented offer's hardware; null until the lifecycle has rented (what the scaler predicts it by). */
+  gpuName: string | null;
+  numGpus: number | null;
+  cpuRamMb: number | null;
 }
 
-/** Instances still rented: promoted ones and lifecycles that have not ended. */
+/** Instances still rented: promoted ones and lifecycles that have not ended, with their hardware. */
 export async function rentedRows(db: Db): Promise<FleetRow[]> {
   const res = await db.query<{
     rental_key: string;
@@ -328,8 +333,12 @@ export async function rentedRows(db: Db): Promise<FleetRow[]> {
     bench_rate: number | null;
     dph_total: number | null;
     bid_dph: number | null;
-  }>(`SELECT rental_key, workflow_id, offer_id, machine_id, outcome, bench_rate, dph_total, bid_dph FROM instances
-      WHERE destroyed_at IS NULL AND (outcome IS NULL OR outcome = 'promoted')`);
+    gpu_name: string | null;
+    num_gpus: number | null;
+    cpu_ram_mb: string | null;
+  }>(`SELECT rental_key, workflow_id, offer_id, machine_id, outcome, bench_rate, dph_total, bid_dph,
+             gpu_name, num_gpus, cpu_ram_mb
+      FROM instances WHERE destroyed_at IS NULL AND (outcome IS NULL OR outcome = 'promoted')`);
   return res.rows.map((r) => ({
     rentalKey: r.rental_key,
     workflowId: r.workflow_id,
@@ -339,6 +348,39 @@ export async function rentedRows(db: Db): Promise<FleetRow[]> {
     benchRate: r.bench_rate,
     dphTotal: r.dph_total,
     bidDph: r.bid_dph,
+    gpuName: r.gpu_name,
+    numGpus: r.num_gpus,
+    cpuRamMb: r.cpu_ram_mb === null ? null : Number(r.cpu_ram_mb),
+  }));
+}
+
+/**
+ * Each machine's last benchmark with the hardware it ran on: host_perf has no RAM column, so the RAM is the
+ * one the machine's latest rental recorded. A machine with no rental that knows its RAM (a row written by
+ * hand) is left out: the predictions class a host by its RAM, and a guess would skew its whole model.
+ */
+export async function perfSamples(db: Db): Promise<PerfSample[]> {
+  const res = await db.query<{
+    machine_id: string;
+    gpu_name: string;
+    num_gpus: number;
+    last_rate: number;
+    cpu_ram_mb: string;
+  }>(
+    `SELECT p.machine_id, p.gpu_name, p.num_gpus, p.last_rate, ram.cpu_ram_mb
+     FROM host_perf p
+     JOIN LATERAL (SELECT i.cpu_ram_mb FROM instances i
+                   WHERE i.machine_id = p.machine_id AND i.cpu_ram_mb IS NOT NULL
+                   ORDER BY i.created_at DESC LIMIT 1) ram ON true
+     WHERE p.last_rate IS NOT NULL
+     ORDER BY p.machine_id`,
+  );
+  return res.rows.map((r) => ({
+    machineId: Number(r.machine_id),
+    gpuName: r.gpu_name,
+    numGpus: r.num_gpus,
+    cpuRamMb: Number(r.cpu_ram_mb),
+    rate: r.last_rate,
   }));
 }
 

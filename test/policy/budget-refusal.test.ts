@@ -1,17 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import { refusedByBudget } from '../../workflows/domain/policy/budget-refusal.js';
-import { chooseOffers, type FleetTarget, type RankedOffer } from '../../workflows/domain/policy/offer-ranking.js';
+import { REBALANCE_FACTOR } from '../../workflows/domain/policy/keep-by-dollar.js';
+import type { FleetTarget } from '../../workflows/domain/policy/offer-ranking.js';
+import { choosePortfolio, type ValuedOffer } from '../../workflows/domain/policy/value-ranking.js';
 
-const offer = (offerId: number, dphTotal: number, predictedRate: number | null = 40): RankedOffer => ({
+// Offers as the scaler ranks them (value-ranking.ts): each machine's own benchmark, 40 proofs/h.
+const offer = (offerId: number, dphTotal: number, predictedRate = 40): ValuedOffer => ({
   offerId,
   machineId: offerId,
   gpuName: 'RTX 4090',
   numGpus: 2,
   cpuRamMb: 256_000,
   dphTotal,
+  prediction: { rate: predictedRate, logSd: 0.05, source: 'machine', samples: 1 },
   predictedRate,
-  score: predictedRate === null ? 0 : predictedRate / dphTotal,
-  source: predictedRate === null ? 'explore' : 'machine',
+  upperRate: predictedRate * Math.exp(0.05),
+  score: (predictedRate * Math.exp(0.05)) / dphTotal,
+  source: 'machine',
 });
 const target: FleetTarget = {
   targetRate: 200,
@@ -23,8 +28,8 @@ const target: FleetTarget = {
 };
 const empty = { promoted: [], inFlight: [] };
 
-function refused(candidates: RankedOffer[], now: typeof empty | Parameters<typeof refusedByBudget>[2], t = target) {
-  const chosen = chooseOffers({ known: candidates, explore: [] }, now, t);
+function refused(candidates: ValuedOffer[], now: typeof empty | Parameters<typeof refusedByBudget>[2], t = target) {
+  const chosen = choosePortfolio(candidates, now, t, REBALANCE_FACTOR);
   return refusedByBudget(candidates, chosen, now, t);
 }
 

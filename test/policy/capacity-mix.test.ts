@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { bidFor, raiseTo, stoppedByMarket } from '../../workflows/domain/policy/bid.js';
 import { bidCandidates, chooseMixed, parseCapacityMix } from '../../workflows/domain/policy/capacity-mix.js';
-import { type FleetTarget, rankOffers } from '../../workflows/domain/policy/offer-ranking.js';
+import { REBALANCE_FACTOR } from '../../workflows/domain/policy/keep-by-dollar.js';
+import type { FleetTarget, OfferCandidate } from '../../workflows/domain/policy/offer-ranking.js';
+import { rankByValue } from '../../workflows/domain/policy/value-ranking.js';
 import type { OfferFacts } from '../../workflows/domain/types.js';
 
 const policy = { marginPct: 15, maxBidDph: 0.5, rebids: 1 };
@@ -24,7 +26,15 @@ const target: FleetTarget = {
   explorationSlots: 0,
   minRate: 10,
 };
-const perf = { byMachine: {}, perGpuByModel: { A40: 30 } };
+// Each machine's own benchmark: 30 proofs/h, so every offer is expected at 30.
+const samples = [1, 2, 3, 4].map((machineId) => ({
+  machineId,
+  gpuName: 'A40',
+  numGpus: 1,
+  cpuRamMb: 256_000,
+  rate: 30,
+}));
+const rank = (offers: OfferCandidate[]) => rankByValue(offers, samples, [], 10);
 const mix = { onDemandFloorRate: 40, bidMarginPct: 15, maxBidFraction: 0.8, rebids: 1 };
 
 describe('bids', () => {
@@ -72,15 +82,10 @@ describe('the capacity mix', () => {
   });
 
   it('rents on-demand up to the floor, interruptible above it, on-demand again only where no bid fits', () => {
-    const od = rankOffers(
-      [offer(1, 0.5, 0.2), offer(2, 0.6, 0.2), offer(3, 0.7, 0.2), offer(4, 0.8, 0.2)],
-      perf,
-      [],
-      10,
-    );
-    const spot = rankOffers(bidCandidates([offer(1, 0.5, 0.2), offer(2, 0.6, 0.2)], mix, 200), perf, [], 10);
+    const od = rank([offer(1, 0.5, 0.2), offer(2, 0.6, 0.2), offer(3, 0.7, 0.2), offer(4, 0.8, 0.2)]);
+    const spot = rank(bidCandidates([offer(1, 0.5, 0.2), offer(2, 0.6, 0.2)], mix, 200));
     const now = { promoted: [], inFlight: [] };
-    const chosen = chooseMixed(od, spot, now, target, mix);
+    const chosen = chooseMixed(od, spot, now, target, mix, REBALANCE_FACTOR);
     // Floor 40 proofs/h = two on-demand hosts at 30; then the two machines left with bids are 3, 4 (no min_bid
     // offers for them), so interruptible has none left that are not already rented: on-demand fills.
     expect(chosen.map((o) => [o.offerId, o.interruptible])).toEqual([
@@ -89,8 +94,8 @@ describe('the capacity mix', () => {
       [3, false],
       [4, false],
     ]);
-    const spot2 = rankOffers(bidCandidates([offer(3, 0.7, 0.2), offer(4, 0.8, 0.2)], mix, 200), perf, [], 10);
-    const mixed = chooseMixed(od, spot2, now, target, mix);
+    const spot2 = rank(bidCandidates([offer(3, 0.7, 0.2), offer(4, 0.8, 0.2)], mix, 200));
+    const mixed = chooseMixed(od, spot2, now, target, mix, REBALANCE_FACTOR);
     expect(mixed.map((o) => [o.offerId, o.interruptible])).toEqual([
       [1, false],
       [2, false],
@@ -100,15 +105,45 @@ describe('the capacity mix', () => {
   });
 
   it('counts interruptible rentals already running above the floor, not toward it', () => {
-    const od = rankOffers([offer(1, 0.5, 0.2)], perf, [], 10);
-    const spot = rankOffers(bidCandidates([offer(2, 0.6, 0.2)], mix, 200), perf, [], 10);
+    const od = rank([offer(1, 0.5, 0.2)]);
+    const spot = rank(bidCandidates([offer(2, 0.6, 0.2)], mix, 200));
     const now = { promoted: [{ rate: 60, dph: 0.3, interruptible: true }], inFlight: [] };
     // 60 proofs/h interruptible, none on-demand: the floor still wants on-demand; 30 more reaches 90 < 100.
-    const chosen = chooseMixed(od, spot, now, target, mix);
+    const chosen = chooseMixed(od, spot, now, target, mix, REBALANCE_FACTOR);
     expect(chosen.map((o) => [o.offerId, o.interruptible])).toEqual([
       [1, false],
       [2, true],
     ]);
+  });
+
+  it('at the target: one replacement from either list, the best per dollar, only if clearly cheaper per proof', () => {
+    const od = rank([offer(1, 0.5, 0.2)]);
+    const spot = rank(bidCandidates([offer(2, 0.6, 0.2)], mix, 200)); // bid $0.23 + storage: 30/h for ~$0.26/h
+    // 100 proofs/h at $3/h: $0.03 per proof, over 1.25x what either would cost; the bid's is the lower.
+    const now = { promoted: [{ rate: 100, dph: 3 }], inFlight: [] };
+    const chosen = chooseMixed(od, spot, now, target, mix, REBALANCE_FACTOR);
+    expect(chosen.map((o) => [o.offerId, o.interruptible])).toEqual([[2, true]]);
+    const cheapFleet = { promoted: [{ rate: 100, dph: 0.5 }], inFlight: [] };
+    expect(chooseMixed(od, spot, cheapFleet, target, mix, REBALANCE_FACTOR)).toEqual([]);
+  });
+
+  it('shares the run’s exploration slots between the parts', () => {
+    const unseen = (id: number, dph: number, minBid: number): OfferFacts => ({
+      ...offer(id, dph, minBid),
+      gpuName: 'B200',
+    });
+    const od = rank([unseen(11, 0.5, 0.2), offer(1, 0.5, 0.2)]);
+    const spot = rank(bidCandidates([unseen(12, 0.6, 0.2)], mix, 200));
+    const chosen = chooseMixed(
+      od,
+      spot,
+      { promoted: [], inFlight: [] },
+      { ...target, explorationSlots: 1 },
+      mix,
+      REBALANCE_FACTOR,
+    );
+    // The on-demand part explores B200 below the floor; the interruptible part has no slot left for another.
+    expect(chosen.filter((o) => o.source === 'unknown').map((o) => o.offerId)).toEqual([11]);
   });
 
   it('refuses a bad mix, naming the field', () => {

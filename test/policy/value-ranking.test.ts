@@ -146,6 +146,17 @@ describe('choosePortfolio', () => {
     ).toHaveLength(2);
   });
 
+  it('explores within a $/h budget as well as the slots', () => {
+    const unknown = (id: number, dph: number) =>
+      valued(id, 40, dph, { source: 'unknown', prediction: { rate: 40, logSd: 1, source: 'unknown', samples: 0 } });
+    const open = { ...target, explorationSlots: 2 };
+    const list = [unknown(5, 0.4), unknown(6, 0.7)];
+    const none = { promoted: [], inFlight: [] };
+    expect(choosePortfolio(list, none, open, 1.25).map((o) => o.offerId)).toEqual([5, 6]);
+    // $0.50/h of exploration: the $0.40 one fits, the $0.70 one would pass it.
+    expect(choosePortfolio(list, none, { ...open, explorationDph: 0.5 }, 1.25).map((o) => o.offerId)).toEqual([5]);
+  });
+
   it('at the target: one offer that could be clearly cheaper per proof than the dearest host, only with nothing in flight', () => {
     const promoted = [
       { rate: 200, dph: 0.6 }, // $0.003 per proof
@@ -187,5 +198,19 @@ describe('portfolioFleet', () => {
     expect(f.inFlight).toHaveLength(2);
     expect(f.inFlight[0]!.predictedRate).toBeCloseTo(3600 / 37.7, 6);
     expect(f.inFlight[1]).toEqual({ dph: 0, predictedRate: null });
+  });
+
+  it('counts a row whose hardware is not written yet with no prediction, and marks bid rentals interruptible', () => {
+    const base = { workflowId: 'wf', dphTotal: 0.3, machineId: null, gpuName: null, numGpus: null, cpuRamMb: null };
+    const f = portfolioFleet(
+      [
+        { ...base, rentalKey: 'early', outcome: null, benchRate: null },
+        { ...base, rentalKey: 'spot', outcome: 'promoted', benchRate: 50, bidDph: 0.2 },
+      ],
+      [{ workflowId: 'wf', rentalKey: 'early' }],
+      [sample(1, 'RTX 5070 Ti', 1, 768, 90)],
+    );
+    expect(f.inFlight).toEqual([{ dph: 0.3, predictedRate: null }]);
+    expect(f.promoted).toEqual([{ key: 'spot', rate: 50, dph: 0.3, interruptible: true }]);
   });
 });

@@ -164,7 +164,7 @@ describe('interruptible rentals', () => {
       });
       // The preempted offer itself is out: min_bid 0.7 with the margin passes 80 % of its compute price.
       expect(result.started, JSON.stringify(result)).toEqual([
-        expect.objectContaining({ offerId: offers.replacement.id, bidDph: 0.345, source: 'gpu-model' }),
+        expect.objectContaining({ offerId: offers.replacement.id, bidDph: 0.345, source: 'class' }),
       ]);
       const replacementId = result.started[0]?.workflowId ?? '';
       await until('the replacement rented', () =>

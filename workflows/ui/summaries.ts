@@ -93,11 +93,22 @@ export function storeSummary(activity: string, args: unknown[]): string | undefi
   }
 }
 
+/** What a prediction rests on (predictions.ts `RatePrediction.source`), in the operator's words. */
+const SOURCE_TEXT: Readonly<Record<string, string>> = {
+  machine: 'this machine’s last benchmark',
+  class: 'benchmarks of its model, GPU count and RAM class',
+  model: 'benchmarks of its model on other hardware',
+  prior: 'the cuzk reference’s figure for its model',
+  unknown: 'a model with no figure and no benchmark: exploring',
+};
+
 /** What is known of an offer when its lifecycle starts, for the workflow's static summary and details. */
 export interface StartFacts {
   offer: OfferCandidate & { hostId?: number };
   minRate: number;
   predictedRate?: number | null;
+  /** The upper confidence bound the scaler ranked it by (value-ranking.ts). */
+  upperRate?: number;
   source?: string;
   startedBy: string;
 }
@@ -111,10 +122,12 @@ export function lifecycleStaticSummary(f: StartFacts): string {
 /** The workflow page's details (Temporal markdown): the facts the lifecycle was started on. */
 export function lifecycleStaticDetails(f: StartFacts): string {
   const o = f.offer;
+  const upper = f.upperRate === undefined ? '' : `, ranked by its upper bound ${fmtRate(f.upperRate)}`;
+  const from = f.source === undefined ? '' : ` (${SOURCE_TEXT[f.source] ?? f.source})`;
   const predicted =
     f.predictedRate === undefined
       ? ''
-      : `\n- predicted: ${f.predictedRate === null ? 'unknown (never benchmarked: exploring)' : fmtRate(f.predictedRate)}${f.source ? ` (from ${f.source} history)` : ''}`;
+      : `\n- predicted: ${f.predictedRate === null ? 'unknown' : fmtRate(f.predictedRate)}${upper}${from}`;
   return md(
     [
       `**offer ${o.offerId}** — ${gpuLabel(o)} on machine ${o.machineId}${o.hostId === undefined ? '' : ` (host ${o.hostId})`}`,

@@ -1,4 +1,11 @@
-import type { FleetNow, FleetTarget, RankedOffer } from './offer-ranking.js';
+import type { FleetNow, FleetTarget } from './offer-ranking.js';
+
+/** An offer as the budget sees it: its price and what it is expected to prove. */
+export interface PricedOffer {
+  offerId: number;
+  dphTotal: number;
+  predictedRate: number | null;
+}
 
 /**
  * True when the fleet is below its target rate, has room under its instance and benchmark caps, and a
@@ -6,8 +13,8 @@ import type { FleetNow, FleetTarget, RankedOffer } from './offer-ranking.js';
  * the market, is what keeps the fleet short. Operators want to know (raise the budget or the target).
  */
 export function refusedByBudget(
-  candidates: RankedOffer[],
-  chosen: RankedOffer[],
+  candidates: readonly PricedOffer[],
+  chosen: readonly PricedOffer[],
   now: FleetNow,
   t: FleetTarget,
 ): boolean {

@@ -1,12 +1,7 @@
 import { z } from 'zod';
 import { bidFor } from './bid.js';
-import {
-  chooseOffers,
-  type FleetNow,
-  type FleetTarget,
-  type OfferCandidate,
-  type RankedOffer,
-} from './offer-ranking.js';
+import type { FleetNow, FleetTarget, OfferCandidate } from './offer-ranking.js';
+import { choosePortfolio, fillPortfolio, type ValuedOffer } from './value-ranking.js';
 import type { BidPolicy, OfferFacts } from '../types.js';
 
 /**
@@ -65,8 +60,7 @@ export function bidCandidates(offers: readonly OfferFacts[], mix: CapacityMix, d
   return out;
 }
 
-type Ranked = { known: RankedOffer[]; explore: RankedOffer[] };
-export type MixedChoice = RankedOffer & { interruptible: boolean };
+export type MixedChoice = ValuedOffer & { interruptible: boolean };
 
 const rateOf = (n: FleetNow, interruptible: boolean) =>
   n.promoted.filter((p) => !!p.interruptible === interruptible).reduce((s, p) => s + p.rate, 0) +
@@ -80,42 +74,48 @@ const plus = (n: FleetNow, chosen: MixedChoice[]): FleetNow => ({
   ],
 });
 
-const minus = (r: Ranked, taken: readonly MixedChoice[]): Ranked => {
+const minus = (r: readonly MixedChoice[], taken: readonly MixedChoice[]): MixedChoice[] => {
   const ids = new Set(taken.map((o) => o.offerId));
   const machines = new Set(taken.map((o) => o.machineId));
-  const keep = (o: RankedOffer) => !ids.has(o.offerId) && !machines.has(o.machineId);
-  return { known: r.known.filter(keep), explore: r.explore.filter(keep) };
+  return r.filter((o) => !ids.has(o.offerId) && !machines.has(o.machineId));
+};
+
+/** What exploration the next part may still do: the run's slots and $/h less what earlier parts took. */
+const exploreLeft = (t: FleetTarget, chosen: readonly MixedChoice[]): FleetTarget => {
+  const unknown = chosen.filter((o) => o.source === 'unknown');
+  const dph = unknown.reduce((s, o) => s + o.dphTotal, 0);
+  return {
+    ...t,
+    explorationSlots: Math.max(0, t.explorationSlots - unknown.length),
+    ...(t.explorationDph === undefined ? {} : { explorationDph: Math.max(0, t.explorationDph - dph) }),
+  };
 };
 
 /**
- * Picks offers for the mixed policy within the one budget and caps: on-demand up to the floor, then
- * interruptible toward the target, then on-demand for any rate still missing. One machine is rented once.
+ * Picks offers for the mixed policy within the one budget and caps, each list ranked by value
+ * (rankForRunByValue): on-demand up to the floor, then interruptible toward the target, then on-demand for
+ * any rate still missing (each part as `fillPortfolio`). One machine is rented once. At the target, the one
+ * replacement `choosePortfolio` allows, from either list.
  */
 export function chooseMixed(
-  onDemand: Ranked,
-  interruptible: Ranked,
+  onDemand: readonly ValuedOffer[],
+  interruptible: readonly ValuedOffer[],
   now: FleetNow,
   t: FleetTarget,
   mix: CapacityMix,
+  rebalanceFactor: number,
 ): MixedChoice[] {
-  const tag = (list: RankedOffer[], spot: boolean) => list.map((o) => ({ ...o, interruptible: spot }));
-  const countExplore = (c: MixedChoice[]) => c.filter((o) => o.source === 'explore').length;
+  const od = onDemand.map((o) => ({ ...o, interruptible: false }));
+  const spot = interruptible.map((o) => ({ ...o, interruptible: true }));
+  if (rateOf(now, false) + rateOf(now, true) >= t.targetRate) {
+    const both = [...od, ...spot].sort((a, b) => b.score - a.score || a.offerId - b.offerId);
+    return choosePortfolio(both, now, t, rebalanceFactor);
+  }
   // Stop on-demand where its own rate reaches the floor (the target counts the whole fleet's rate).
   const floorTarget = Math.min(t.targetRate, mix.onDemandFloorRate + rateOf(now, true));
-  const a = tag(chooseOffers(onDemand, now, { ...t, targetRate: floorTarget }), false);
-  let slots = t.explorationSlots - countExplore(a);
-  const b = tag(
-    chooseOffers(minus(interruptible, a), plus(now, a), { ...t, explorationSlots: Math.max(0, slots) }),
-    true,
-  );
-  slots -= countExplore(b);
-  const c = tag(
-    chooseOffers(minus(onDemand, [...a, ...b]), plus(now, [...a, ...b]), {
-      ...t,
-      explorationSlots: Math.max(0, slots),
-    }),
-    false,
-  );
+  const a = fillPortfolio(od, now, { ...t, targetRate: floorTarget });
+  const b = fillPortfolio(minus(spot, a), plus(now, a), exploreLeft(t, a));
+  const c = fillPortfolio(minus(od, [...a, ...b]), plus(now, [...a, ...b]), exploreLeft(t, [...a, ...b]));
   return [...a, ...b, ...c];
 }
 

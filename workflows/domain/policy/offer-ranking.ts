@@ -26,7 +26,9 @@ export interface RankedOffer extends OfferCandidate {
 }
 
 /**
- * Ranks offers by predicted proofs/hour per dollar. A machine's own history wins over its GPU model's;
+ * The offers preview's ranking (fleet-admin.ts `offerReport`, `gpu-fleet offers`): predicted proofs/hour per
+ * dollar, the model's per-GPU rate times the GPU count. The scaler ranks by value instead (value-ranking.ts).
+ * A machine's own history wins over its GPU model's;
  * offers predicted under minRate and bad machines are dropped; never-seen GPU models are kept apart as
  * exploration candidates, cheapest first, so the caller can spend a bounded budget learning about them.
  */
@@ -77,40 +79,4 @@ export interface FleetNow {
   /** `interruptible` marks a bid rental (absent: on-demand); the mixed policy counts the two apart. */
   promoted: Array<{ rate: number; dph: number; interruptible?: boolean }>;
   inFlight: Array<{ dph: number; predictedRate: number | null; interruptible?: boolean }>;
-}
-
-/**
- * Picks offers to rent now: stops at the rate deficit, and never passes the $/h budget, the instance
- * cap, or the number of benchmarks allowed to run at once.
- */
-export function chooseOffers(
-  ranked: { known: RankedOffer[]; explore: RankedOffer[] },
-  now: FleetNow,
-  t: FleetTarget,
-): RankedOffer[] {
-  let rate =
-    now.promoted.reduce((s, p) => s + p.rate, 0) + now.inFlight.reduce((s, f) => s + (f.predictedRate ?? 0), 0);
-  let dph = now.promoted.reduce((s, p) => s + p.dph, 0) + now.inFlight.reduce((s, f) => s + f.dph, 0);
-  let instances = now.promoted.length + now.inFlight.length;
-  let benchmarks = now.inFlight.length;
-  let exploring = 0;
-  let exploringDph = 0;
-  const chosen: RankedOffer[] = [];
-  const candidates = [...ranked.known, ...ranked.explore];
-  for (const o of candidates) {
-    if (rate >= t.targetRate || instances >= t.maxInstances || benchmarks >= t.maxConcurrentBenchmarks) break;
-    if (dph + o.dphTotal > t.maxDph + 1e-9) continue;
-    if (o.source === 'explore') {
-      if (exploring >= t.explorationSlots) continue;
-      if (t.explorationDph !== undefined && exploringDph + o.dphTotal > t.explorationDph + 1e-9) continue;
-      exploring++;
-      exploringDph += o.dphTotal;
-    }
-    chosen.push(o);
-    rate += o.predictedRate ?? 0;
-    dph += o.dphTotal;
-    instances++;
-    benchmarks++;
-  }
-  return chosen;
 }

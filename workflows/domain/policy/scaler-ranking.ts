@@ -1,74 +1,71 @@
 import type { OpenRentalRow, RunningRentalKey } from './fleet-figures.js';
 import type { KeptHost } from './keep-by-dollar.js';
-import { type OfferCandidate, type PerfHistory, rankOffers, type RankedOffer } from './offer-ranking.js';
+import type { OfferCandidate } from './offer-ranking.js';
 import { type PerfSample, predictRate } from './predictions.js';
 import { rankByValue, type ValuedOffer } from './value-ranking.js';
 
 /**
- * The scaler's ranking for one run: offers an open rental already holds are left out (one rental per
- * offer), machines marked bad or resting are passed over, the rest ranked by what past benchmarks
- * predict per dollar (rankOffers). The fleet-scaler workflow and the policy evaluator both call it.
+ * A store row of an open rental with the hardware of its offer (the instances row's columns). A lifecycle
+ * writes them when it rents, so a row written before that lacks them (null): it counts with no prediction.
  */
-export function rankForRun(
-  offers: readonly OfferCandidate[],
-  rented: ReadonlyArray<{ offerId: number }>,
-  perf: PerfHistory,
-  notRentable: readonly number[],
-  minRate: number,
-): { known: RankedOffer[]; explore: RankedOffer[] } {
-  const busy = new Set(rented.map((r) => r.offerId));
-  return rankOffers(
-    offers.filter((o) => !busy.has(o.offerId)),
-    perf,
-    notRentable,
-    minRate,
-  );
+export interface OpenRentalWithHardware extends OpenRentalRow {
+  machineId: number | null;
+  gpuName: string | null;
+  numGpus: number | null;
+  cpuRamMb: number | null;
 }
 
-/** A store row of an open rental with the hardware of its offer (the instances row's columns). */
-export interface OpenRentalWithHardware extends OpenRentalRow {
-  machineId: number;
-  gpuName: string;
-  numGpus: number;
-  cpuRamMb: number;
+/** The portfolio's hosts; `interruptible` marks a bid rental, which the capacity mix counts apart. */
+export interface PortfolioFleet {
+  promoted: Array<KeptHost & { interruptible?: boolean }>;
+  inFlight: Array<{ dph: number; predictedRate: number | null; interruptible?: boolean }>;
 }
 
 /**
  * The fleet as the portfolio counts it: promoted hosts with their key, measured rate and price; rentals
  * without a verdict while their lifecycle runs, at the rate their hardware is expected to prove (a
- * running lifecycle without a row yet takes a benchmark slot and counts nothing).
+ * running lifecycle without a row yet, or a row without its hardware yet, takes a benchmark slot and counts
+ * nothing). Each rental once, matched by rental key (fleet-figures.ts).
  */
 export function portfolioFleet(
   rows: readonly OpenRentalWithHardware[],
   running: readonly RunningRentalKey[],
   samples: readonly PerfSample[],
-): { promoted: KeptHost[]; inFlight: Array<{ dph: number; predictedRate: number | null }> } {
+): PortfolioFleet {
   const runningKeys = new Set(running.map((r) => r.rentalKey));
   const rowKeys = new Set(rows.map((r) => r.rentalKey));
+  const kind = (r: OpenRentalRow) => (r.bidDph !== null && r.bidDph !== undefined ? { interruptible: true } : {});
   return {
     promoted: rows
       .filter((r) => r.outcome === 'promoted')
-      .map((r) => ({ key: r.rentalKey, rate: r.benchRate ?? 0, dph: r.dphTotal ?? 0 })),
+      .map((r) => ({ key: r.rentalKey, rate: r.benchRate ?? 0, dph: r.dphTotal ?? 0, ...kind(r) })),
     inFlight: [
       ...rows
         .filter((r) => r.outcome === null && runningKeys.has(r.rentalKey))
-        .map((r) => ({ dph: r.dphTotal ?? 0, predictedRate: predictRate(r, samples).rate })),
+        .map((r) => ({ dph: r.dphTotal ?? 0, predictedRate: expectedRate(r, samples), ...kind(r) })),
       ...running.filter((r) => !rowKeys.has(r.rentalKey)).map(() => ({ dph: 0, predictedRate: null })),
     ],
   };
 }
 
+function expectedRate(r: OpenRentalWithHardware, samples: readonly PerfSample[]): number | null {
+  const { machineId, gpuName, numGpus, cpuRamMb } = r;
+  if (machineId === null || gpuName === null || numGpus === null || cpuRamMb === null) return null;
+  return predictRate({ machineId, gpuName, numGpus, cpuRamMb }, samples).rate;
+}
+
 /**
  * The scaler's ranking by value for one run: offers an open rental holds left out, bad and resting
- * machines passed over, the rest by the upper bound of their proofs/h per dollar (rankByValue).
+ * machines passed over, the rest by the upper bound of their proofs/h per dollar (rankByValue). The
+ * fleet-scaler workflow and the policy evaluator both call it, with on-demand and with bid candidates.
  */
-export function rankForRunByValue(
-  offers: readonly OfferCandidate[],
+export function rankForRunByValue<O extends OfferCandidate>(
+  offers: readonly O[],
   rented: ReadonlyArray<{ offerId: number }>,
   samples: readonly PerfSample[],
   notRentable: readonly number[],
   minRate: number,
-): ValuedOffer[] {
+): Array<ValuedOffer & O> {
   const busy = new Set(rented.map((r) => r.offerId));
   return rankByValue(
     offers.filter((o) => !busy.has(o.offerId)),

@@ -29,15 +29,15 @@ export const UCB_Z = 1;
  * free offers, machines whose own benchmark was under `minRate` and kinds that cannot reach it even at
  * their upper bound are left out.
  */
-export function rankByValue(
-  offers: readonly OfferCandidate[],
+export function rankByValue<O extends OfferCandidate>(
+  offers: readonly O[],
   samples: readonly PerfSample[],
   notRentable: readonly number[],
   minRate: number,
-): ValuedOffer[] {
+): Array<ValuedOffer & O> {
   const skip = new Set(notRentable);
   const seen = new Set<number>();
-  const out: ValuedOffer[] = [];
+  const out: Array<ValuedOffer & O> = [];
   for (const o of offers) {
     // One physical machine at a time: its offers are slices of the same hardware.
     if (skip.has(o.machineId) || seen.has(o.machineId) || !(o.dphTotal > 0)) continue;
@@ -75,30 +75,32 @@ export type PortfolioTarget = Pick<
 >;
 
 /**
- * Offers to rent now, best bound first. Below the target: until the fleet's expected rate (promoted hosts
- * at their measured rate, rentals in flight at their expected one) reaches it, within the budget and the
- * instance and benchmark caps. Each offer counts with what it is expected to prove, so while the fleet is
- * far from the target several kinds are tried at once and near it one. Kinds something is known of come
- * first; a model nobody has measured (the generic prior, wide) takes a benchmark slot left over, at most
- * `explorationSlots` per run (and `explorationDph`). At the target: `replacement`.
+ * Offers to rent now, best bound first: below the target `fillPortfolio`; at it, with no benchmark running,
+ * one `replacement`.
  */
-export function choosePortfolio(
-  ranked: readonly ValuedOffer[],
+export function choosePortfolio<O extends ValuedOffer>(
+  ranked: readonly O[],
   now: PortfolioNow,
   t: PortfolioTarget,
   rebalanceFactor: number,
-): ValuedOffer[] {
-  const f = {
-    rate: sum(now.promoted.map((p) => p.rate)) + sum(now.inFlight.map((x) => x.predictedRate ?? 0)),
-    dph: sum(now.promoted.map((p) => p.dph)) + sum(now.inFlight.map((x) => x.dph)),
-    instances: now.promoted.length + now.inFlight.length,
-    benchmarks: now.inFlight.length,
-  };
-  const fits = (o: ValuedOffer) =>
-    f.dph + o.dphTotal <= t.maxDph + 1e-9 && f.instances < t.maxInstances && f.benchmarks < t.maxConcurrentBenchmarks;
-  if (f.rate >= t.targetRate) return f.benchmarks > 0 ? [] : replacement(ranked, now, fits, rebalanceFactor);
-  const chosen: ValuedOffer[] = [];
-  const take = (o: ValuedOffer) => {
+): O[] {
+  const f = fleetOf(now);
+  if (f.rate < t.targetRate) return fillPortfolio(ranked, now, t);
+  return f.benchmarks > 0 ? [] : replacement(ranked, now, (o) => fits(f, t, o), rebalanceFactor);
+}
+
+/**
+ * Below the target: until the fleet's expected rate (promoted hosts at their measured rate, rentals in flight
+ * at their expected one) reaches it, within the budget and the instance and benchmark caps. Each offer counts
+ * with what it is expected to prove, so while the fleet is far from the target several kinds are tried at
+ * once and near it one. Kinds something is known of come first; a model nobody has measured (the generic
+ * prior, wide) takes a benchmark slot left over, at most `explorationSlots` per run (and `explorationDph`).
+ * At or above the target: nothing.
+ */
+export function fillPortfolio<O extends ValuedOffer>(ranked: readonly O[], now: PortfolioNow, t: PortfolioTarget): O[] {
+  const f = fleetOf(now);
+  const chosen: O[] = [];
+  const take = (o: O) => {
     chosen.push(o);
     f.rate += o.predictedRate;
     f.dph += o.dphTotal;
@@ -106,12 +108,12 @@ export function choosePortfolio(
     f.benchmarks++;
   };
   const open = () => f.rate < t.targetRate && hasRoom(f, t);
-  for (const o of ranked) if (open() && o.source !== 'unknown' && fits(o)) take(o);
+  for (const o of ranked) if (open() && o.source !== 'unknown' && fits(f, t, o)) take(o);
   let unknown = 0;
   let unknownDph = 0;
   for (const o of ranked) {
     if (!open() || unknown >= t.explorationSlots) break;
-    if (o.source !== 'unknown' || !fits(o)) continue;
+    if (o.source !== 'unknown' || !fits(f, t, o)) continue;
     if (t.explorationDph !== undefined && unknownDph + o.dphTotal > t.explorationDph + 1e-9) continue;
     unknown++;
     unknownDph += o.dphTotal;
@@ -119,6 +121,22 @@ export function choosePortfolio(
   }
   return chosen;
 }
+
+interface Figures {
+  rate: number;
+  dph: number;
+  instances: number;
+  benchmarks: number;
+}
+
+const fleetOf = (now: PortfolioNow): Figures => ({
+  rate: sum(now.promoted.map((p) => p.rate)) + sum(now.inFlight.map((x) => x.predictedRate ?? 0)),
+  dph: sum(now.promoted.map((p) => p.dph)) + sum(now.inFlight.map((x) => x.dph)),
+  instances: now.promoted.length + now.inFlight.length,
+  benchmarks: now.inFlight.length,
+});
+
+const fits = (f: Figures, t: PortfolioTarget, o: ValuedOffer) => f.dph + o.dphTotal <= t.maxDph + 1e-9 && hasRoom(f, t);
 
 const hasRoom = (f: { instances: number; benchmarks: number }, t: PortfolioTarget) =>
   f.instances < t.maxInstances && f.benchmarks < t.maxConcurrentBenchmarks;
@@ -128,12 +146,12 @@ const hasRoom = (f: { instances: number; benchmarks: number }, t: PortfolioTarge
  * less per proof than the dearest promoted host (at its upper bound: this is where the fleet explores once
  * it has what it needs, one rental at a time). Promoted, it lets rebalancing retire the dearest.
  */
-function replacement(
-  ranked: readonly ValuedOffer[],
+function replacement<O extends ValuedOffer>(
+  ranked: readonly O[],
   now: PortfolioNow,
-  fits: (o: ValuedOffer) => boolean,
+  fits: (o: O) => boolean,
   rebalanceFactor: number,
-): ValuedOffer[] {
+): O[] {
   if (now.promoted.length === 0) return [];
   const dearest = Math.max(...now.promoted.map((p) => p.dph / Math.max(p.rate, 1e-9)));
   const better = ranked.find((o) => fits(o) && (o.dphTotal / o.upperRate) * rebalanceFactor <= dearest);
