@@ -7,10 +7,11 @@ import { installRuntime } from './setup/runtime.js';
 import { connectionOptions, dataConverter } from './setup/temporal-connection.js';
 import { createControlWorker } from './setup/control-worker-factory.js';
 import { startFleetCollector } from './setup/fleet-collector.js';
+import { fleetRegistry } from './setup/metrics-registry.js';
 
 async function main(): Promise<void> {
   const cfg = loadConfig(ControlConfigSchema);
-  installRuntime({ metricsBind: cfg.METRICS_BIND });
+  const metrics = await installRuntime({ metricsBind: cfg.METRICS_BIND, registry: fleetRegistry().registry });
   const pool = createPool(cfg.DATABASE_URL);
   await migrate(pool);
   const connection = await NativeConnection.connect(connectionOptions(cfg.TEMPORAL_ADDRESS, cfg));
@@ -34,6 +35,7 @@ async function main(): Promise<void> {
       await worker.run();
     } finally {
       collector?.stop();
+      await metrics?.close();
     }
   } finally {
     await clientConnection.close();

@@ -7,7 +7,7 @@ import { connectionOptions } from './setup/temporal-connection.js';
 /** Runs on the rented machine: polls only its own queue and drives the local cuzk-daemon. */
 async function main(): Promise<void> {
   const cfg = loadConfig(GpuHostConfigSchema);
-  installRuntime({ metricsBind: cfg.METRICS_BIND, logLevel: 'WARN' });
+  await installRuntime({ metricsBind: cfg.METRICS_BIND, logLevel: 'WARN' });
   const connection = await NativeConnection.connect(connectionOptions(cfg.TEMPORAL_ADDRESS, cfg));
   const host = await createGpuHost(cfg, connection);
   try {

@@ -1,61 +1,52 @@
-import { log, metricMeter } from '@temporalio/workflow';
-import { FLEET_EVENT_COUNTERS as C } from './domain/metric-names.js';
+import { log, proxySinks } from '@temporalio/workflow';
 import type { CostFigures } from './domain/policy/cost.js';
+import type { FleetMetricsSinks, MetricOutcome } from './metrics-sinks.js';
+
+const { fleetMetrics: sink } = proxySinks<FleetMetricsSinks>();
 
 /**
- * Fleet metrics emitted from workflow code through the worker's Prometheus exporter (never during
- * replay). Names carry their unit; no unit is passed to the meter, so the exporter's unit suffix cannot
- * double it. Counters are named without `_total`: the exporter appends it (countersTotalSuffix). Only
- * counters and histograms here: a gauge kept by a workflow would drift across worker restarts (fleet
- * totals such as spend come from the store, see workers/setup/fleet-collector.ts).
+ * Fleet metrics reported from workflow code to the worker's registry through a sink (metrics-sinks.ts;
+ * never during replay). The worker names, labels and exports them (workers/setup/metrics-registry.ts).
  *
  * Rates, durations and dollars are real: the lifecycle converts its clock (policy/clock.ts, the demo's
  * compressed time included) before it reports.
  */
-
 export const fleetMetrics = {
   stageEntered(stage: string): void {
-    metricMeter
-      .createCounter('fleet_lifecycle_stage_entered', undefined, 'lifecycles entering each stage')
-      .add(1, { stage });
+    sink.stageEntered(stage);
   },
-  outcome(outcome: 'promoted' | 'killed', failureType: string, gpu: string): void {
-    metricMeter
-      .createCounter('fleet_lifecycle_outcomes', undefined, 'lifecycles ended, by outcome and failure type')
-      .add(1, { outcome, failure_type: failureType, gpu });
+  outcome(outcome: MetricOutcome, failureType: string, gpu: string): void {
+    sink.outcome(outcome, failureType, gpu);
   },
   benchRate(rate: number, gpu: string): void {
-    metricMeter
-      .createHistogram('fleet_benchmark_rate_proofs_per_hour', 'float', undefined, 'benchmark rate (proofs/h)')
-      .record(rate, { gpu });
+    sink.benchRate(rate, gpu);
   },
   /** Seconds from renting to the verdict (promote or kill): what a verdict costs in rented time. */
-  timeToVerdictSeconds(seconds: number, outcome: 'promoted' | 'killed'): void {
-    metricMeter
-      .createHistogram('fleet_time_to_verdict_seconds', 'float', undefined, 'rent to verdict (s)')
-      .record(seconds, { outcome });
+  timeToVerdictSeconds(seconds: number, outcome: MetricOutcome): void {
+    sink.timeToVerdict(seconds, outcome);
   },
-  /** GPU-$ a rental cost up to its verdict or kill, by phase: what finding out costs, and what kills waste. */
-  spent(cost: CostFigures, outcome: 'promoted' | 'killed', gpu: string): void {
-    const counter = metricMeter.createCounter('fleet_gpu_dollars', undefined, 'GPU-$ spent at the billed price');
-    counter.add(cost.beforeVerdictUsd, { outcome, phase: 'before_verdict', gpu });
-    if (cost.productionUsd > 0) counter.add(cost.productionUsd, { outcome, phase: 'production', gpu });
+  /**
+   * GPU-$ a rental cost, by phase: at the promotion its cost of finding out; at the kill the rest. A kill
+   * after a promotion (`verdictCounted`) adds only the production part, so no dollar is counted twice and
+   * `{outcome="killed", phase="before_verdict"}` is the waste: rentals killed before a promotion.
+   */
+  spent(cost: CostFigures, outcome: MetricOutcome, gpu: string, verdictCounted = false): void {
+    if (!verdictCounted) sink.gpuDollars(cost.beforeVerdictUsd, outcome, 'before_verdict', gpu);
+    if (cost.productionUsd > 0) sink.gpuDollars(cost.productionUsd, outcome, 'production', gpu);
   },
   rented(gpu: string): void {
-    metricMeter.createCounter('fleet_instances_rented', undefined, 'instances rented').add(1, { gpu });
+    sink.rented(gpu);
   },
   /** A destroy that failed for an hour: the instance may still be billing. */
   destroyFailed(killReason: string): void {
-    metricMeter
-      .createCounter(C.destroyFailed.name, undefined, C.destroyFailed.help)
-      .add(1, { kill_reason: killReason });
+    sink.destroyFailed(killReason);
   },
   /** A scaler run that wanted capacity but could not rent within its $/h budget. */
   budgetRefused(): void {
-    metricMeter.createCounter(C.budgetRefusals.name, undefined, C.budgetRefusals.help).add(1);
+    sink.budgetRefused();
   },
   orphanDestroyed(): void {
-    metricMeter.createCounter(C.orphansDestroyed.name, undefined, C.orphansDestroyed.help).add(1);
+    sink.orphanDestroyed();
   },
 };
 

@@ -20,6 +20,7 @@ import { instanceLifecycle } from '../../workflows/index.js';
 import { clockOf, clockRate, mapReportUnits } from '../../workflows/domain/policy/clock.js';
 import type { BenchmarkReport, LifecycleRequest, LifecycleResult, OfferFacts } from '../../workflows/domain/types.js';
 import { waitUntil } from '../../infra/dev/poll.js';
+import { fleetMetricsSinks } from '../../workers/setup/metrics-registry.js';
 
 /**
  * The lifecycle's decisions, tested in seconds: the real workflow code on the real (shared) Temporal
@@ -236,6 +237,8 @@ export async function startLogicEnv(): Promise<LogicEnv> {
     connection,
     taskQueue: controlQueue,
     workflowBundle: await workflowBundle(),
+    // The workflows report metrics through this sink (workflows/metrics-sinks.ts), as in production.
+    sinks: fleetMetricsSinks(),
     activities: {
       async rentOffer(input: RentOfferInput) {
         record('rentOffer', input);

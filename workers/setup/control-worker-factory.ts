@@ -9,6 +9,7 @@ import { VastClient } from '../../activities/vast/client.js';
 import { createVastActivities } from '../../activities/vast/activities.js';
 import { CONTROL_TASK_QUEUE } from '../../workflows/domain/task-queues.js';
 import { checkHostEnv, type ControlConfig, hostEnvFromConfig, hostTokenFromConfig } from './config.js';
+import { type FleetRegistry, fleetMetricsSinks } from './metrics-registry.js';
 import { dataConverter } from './temporal-connection.js';
 import { quietWorkflowSource } from './workflow-source.js';
 
@@ -16,7 +17,14 @@ import { quietWorkflowSource } from './workflow-source.js';
 export async function createControlWorker(
   cfg: ControlConfig,
   pool: pg.Pool,
-  opts: { connection: NativeConnection; client: Client; taskQueue?: string; workflowBundle?: { code: string } },
+  opts: {
+    connection: NativeConnection;
+    client: Client;
+    taskQueue?: string;
+    workflowBundle?: { code: string };
+    /** Where the workflows' fleet metrics go (default: this process's registry, served at its /metrics). */
+    fleetMetrics?: FleetRegistry;
+  },
 ): Promise<Worker> {
   const vast = new VastClient({
     baseUrl: cfg.VAST_API_URL,
@@ -35,6 +43,7 @@ export async function createControlWorker(
     namespace: cfg.TEMPORAL_NAMESPACE,
     taskQueue: opts.taskQueue ?? cfg.CONTROL_TASK_QUEUE ?? CONTROL_TASK_QUEUE,
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : await quietWorkflowSource()),
+    sinks: fleetMetricsSinks(opts.fleetMetrics),
     activities: {
       ...createVastActivities({
         vast,

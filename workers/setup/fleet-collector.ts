@@ -1,9 +1,8 @@
 import type { Client } from '@temporalio/client';
-import type { MetricMeter } from '@temporalio/common';
-import { Runtime } from '@temporalio/worker';
 import type pg from 'pg';
+import { Counter, Gauge, type Metric, type Registry } from 'prom-client';
 import { z } from 'zod';
-import { FLEET_EVENT_COUNTERS } from '../../workflows/domain/metric-names.js';
+import { fleetRegistry } from './metrics-registry.js';
 import { SCALER_SCHEDULE_ID } from './schedules.js';
 
 /**
@@ -91,41 +90,72 @@ export interface FleetCollector {
   stop(): void;
 }
 
+/** The collector's families: not in the registry until the store is first read, so a fresh worker exports no false 0. */
+function collectorFamilies(names: Map<Metric, string>) {
+  const named = <M extends Metric>(name: string, m: M): M => (names.set(m, name), m);
+  const g = (name: string, help: string, labelNames: string[] = []) =>
+    named(name, new Gauge({ name, help, labelNames, registers: [] }));
+  return {
+    // The store's total: it survives restarts, so a restarted worker resumes the count where it was.
+    spend: named(
+      'fleet_spend_usd_total',
+      new Counter({
+        name: 'fleet_spend_usd_total',
+        help: '$ spent on rented instances since the first rent (from the store)',
+        registers: [],
+      }),
+    ),
+    dph: g('fleet_spend_usd_per_hour', '$/h billed now by instances not destroyed'),
+    rate: g('fleet_rate_proofs_per_hour', 'sum of benchmark rates of promoted instances (proofs/h)'),
+    instances: g('fleet_instances', 'instances rented and not destroyed, by state', ['state']),
+    target: g('fleet_target_rate_proofs_per_hour', "the scaler's target rate (proofs/h)"),
+    budget: g('fleet_budget_usd_per_hour', "the scaler's $/h budget"),
+    up: g('fleet_collector_last_success_timestamp_seconds', 'when the store was last read'),
+  };
+}
+
 export function startFleetCollector(opts: {
   pool: pg.Pool;
   client: Client;
   intervalMs?: number;
   scheduleId?: string;
-  meter?: MetricMeter;
+  /** Where the families go (default: this process's fleet registry, which its /metrics serves). */
+  registry?: Registry;
   onError?: (err: unknown) => void;
 }): FleetCollector {
-  const meter = opts.meter ?? Runtime.instance().metricMeter;
-  const g = (name: string, help: string) => meter.createGauge(name, 'float', undefined, help);
-  // An integrated total that only grows and never resets (the store holds it, not this process). A
-  // gauge, because the SDK's counters take whole numbers only: query it with delta(), not increase().
-  const spend = g('fleet_spend_usd', '$ spent on rented instances since the first rent (from the store)');
-  const dph = g('fleet_spend_usd_per_hour', '$/h billed now by instances not destroyed');
-  const rate = g('fleet_rate_proofs_per_hour', 'sum of benchmark rates of promoted instances (proofs/h)');
-  const instances = g('fleet_instances', 'instances rented and not destroyed, by state');
-  const target = g('fleet_target_rate_proofs_per_hour', "the scaler's target rate (proofs/h)");
-  const budget = g('fleet_budget_usd_per_hour', "the scaler's $/h budget");
-  for (const c of Object.values(FLEET_EVENT_COUNTERS)) meter.createCounter(c.name, undefined, c.help).add(0);
-  const up = g('fleet_collector_last_success_timestamp_seconds', 'when the store was last read');
+  const registry = opts.registry ?? fleetRegistry().registry;
+  const names = new Map<Metric, string>();
+  const f = collectorFamilies(names);
+  const shown = new Set<Metric>();
+  const showOnce = (m: Metric) => {
+    if (shown.has(m)) return;
+    // A collector started again in this process takes the families over.
+    registry.removeSingleMetric(names.get(m) ?? '');
+    registry.registerMetric(m);
+    shown.add(m);
+  };
+  let counted: number | null = null;
 
   async function collect(): Promise<void> {
     const [s, t] = await Promise.all([
       readFleet(opts.pool),
       readTarget(opts.client, opts.scheduleId ?? SCALER_SCHEDULE_ID),
     ]);
-    spend.set(s.spendUsd);
-    dph.set(s.spendUsdPerHour);
-    rate.set(s.rateProofsPerHour);
-    for (const [state, n] of Object.entries(s.instances)) instances.set(n, { state });
+    // A counter never goes down: a store total read lower (a rental's cost recounted) adds nothing.
+    f.spend.inc(Math.max(0, s.spendUsd - (counted ?? 0)));
+    counted = Math.max(counted ?? 0, s.spendUsd);
+    f.dph.set(s.spendUsdPerHour);
+    f.rate.set(s.rateProofsPerHour);
+    for (const [state, n] of Object.entries(s.instances)) f.instances.set({ state }, n);
+    for (const m of [f.spend, f.dph, f.rate, f.instances]) showOnce(m);
     if (t) {
-      target.set(t.targetRate);
-      budget.set(t.maxDph);
+      f.target.set(t.targetRate);
+      f.budget.set(t.maxDph);
+      showOnce(f.target);
+      showOnce(f.budget);
     }
-    up.set(Date.now() / 1000);
+    f.up.set(Date.now() / 1000);
+    showOnce(f.up);
   }
 
   let stopped = false;

@@ -428,7 +428,9 @@ export class Journal {
     fleetMetrics.outcome('killed', failure.type, this.inst?.offer.gpuName ?? 'unknown');
     if (this.rentedAtMs !== null) fleetMetrics.timeToVerdictSeconds(this.sinceRentSec(), 'killed');
     const spent = this.cost.now();
-    if (spent) fleetMetrics.spent(spent, 'killed', this.inst?.offer.gpuName ?? 'unknown');
+    // A promoted host's cost of finding out was counted at its promotion.
+    const verdictCounted = (this.cost.ledger()?.verdictAtMs ?? null) !== null;
+    if (spent) fleetMetrics.spent(spent, 'killed', this.inst?.offer.gpuName ?? 'unknown', verdictCounted);
     lifecycleLog('kill', {
       ...this.logFields(),
       failureType: failure.type,
