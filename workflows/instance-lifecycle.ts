@@ -105,10 +105,11 @@ async function rentBenchmarkAndJudge({ input, label, journal, host, override }: 
   // A claim the host's GPUs cannot make is no measurement: killed before any verdict or override.
   const implausible = implausibleClaim(inst, rate, report.timings, 'benchmark');
   if (implausible) throw implausible;
-  const verdict = judge(report, rate, input, override.promote);
+  const verdict = judge(report, rate, input, override.promote, inst.offer.numGpus);
   if ('kill' in verdict) throw verdict.kill;
-  // Over minRate, and kept only by the dollar; an operator's override promotes whatever it costs.
-  const priced = override.promote ? null : await pricedOut(input, journal.ids.rentalKey, inst, rate);
+  // Over minRate (or not shown under it), and kept only by the dollar; an operator's override promotes whatever it costs.
+  const keepRate = verdict.keepAtRate ?? rate;
+  const priced = override.promote ? null : await pricedOut(input, journal.ids.rentalKey, inst, keepRate);
   if (priced) throw priced;
   // The override arrived after the batch stopped early, which also stopped the daemon: prove again first.
   if (verdict.restartDaemonFirst) await host.startDaemon(plan.partitionWorkers);

@@ -75,6 +75,25 @@ describe('policy evaluator: the event loop', () => {
     expect(r.failureType).toBeNull();
   });
 
+  it('a GPU-bound host under minRate only for filling its pipeline is promoted, not killed: nothing marked', () => {
+    // 270 s proofs (148.5 s synthesis, 121.5 s GPU), 3 callers, one GPU: it sustains 3600 / 121.5 = 29.63/h,
+    // but the batch ends at 270 + 11 x 121.5 = 1606.5 s: 26.89/h, under 29. Refunding the 148.5 s its GPU
+    // waited for the first synthesis: 12 in 1458 s = 29.63/h again.
+    const m = host(1, { trueRate: simTrueRate(270, 1, 516_096) });
+    m.offer.sim.host.proofSec = 270;
+    const w = new EvalWorld([m], 4 * 3600, LAT, { verdicts: { earlyPromote: false } });
+    w.q.at(0, () => w.start(m, req(m)));
+    w.q.runUntil(4 * 3600);
+    const r = w.rentals[0]!;
+    expect(m.trueRate).toBeCloseTo(29.63, 2);
+    expect(r.failureType).toBeNull();
+    expect(r.benchRate).toBeCloseTo(26.89, 2);
+    expect(r.promotedAtSec).not.toBeNull();
+    expect(w.store.badMachines(4 * 3600)).toEqual([]);
+    const s = scoreRun(w.dayRun('ours'), [m], { ...SCORE, hours: 4 });
+    expect([s.healthyKilled, s.slowPromoted]).toEqual([0, 0]);
+  });
+
   it('a host preempted mid-benchmark ends HostLost one heartbeat timeout later, billed until then, nothing marked', () => {
     const preemptAt = BENCH_START + 60; // before the batch's first completion (100 s in)
     const m = host(1, {}, preemptAt - RUNNING);

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { cannotReachMinRate } from '../../workflows/domain/policy/early-stop.js';
+import { FailureType } from '../../workflows/domain/failures.js';
+import { withDefaults } from '../../workflows/domain/policy/defaults.js';
+import {
+  cannotReachMinRate,
+  pipelineFillMs,
+  steadyRate,
+  sustainableRate,
+} from '../../workflows/domain/policy/early-stop.js';
+import type { BenchmarkReport } from '../../workflows/domain/types.js';
+import { judge } from '../../workflows/lifecycle/verdict.js';
 
 const base = { requested: 12, concurrency: 2, minRate: 29, minProofs: 2 };
 const MIN = 60_000;
@@ -51,5 +60,78 @@ describe('early stop on the GPU ceiling', () => {
   it('ignores an unknown GPU time', () => {
     expect(cannotReachMinRate({ ...slow, completed: 1, fastestGpuMs: 0, gpus: 1 })).toBe(false);
     expect(cannotReachMinRate({ ...slow, completed: 1, fastestGpuMs: 225_000 })).toBe(false);
+  });
+});
+
+/**
+ * A GPU-bound 2x RTX 3060 (the evaluator's seed 1, offer 40000185): 543.2 s proofs of which 244.4 s on a
+ * GPU, 6 callers, 12 proofs. Its GPUs sustain 2 x 3600 / 244.418 = 29.46/h, but the batch waits 298.7 s
+ * for its first synthesis before either GPU works: 12 proofs in 1765.2 s = 24.47/h, under minRate 29.
+ */
+const rtx3060x2 = { gpus: 2, fastestProofMs: 543_152, fastestGpuMs: 244_418 };
+
+describe("the pipeline's fill, refunded", () => {
+  it('is the fastest proof less the fastest GPU time, and nothing without a GPU time', () => {
+    expect(pipelineFillMs(543_152, 244_418)).toBe(298_734);
+    expect(pipelineFillMs(543_152, 0)).toBe(0);
+    expect(pipelineFillMs(Infinity, 244_418)).toBe(0);
+  });
+
+  it("gives the rate a host sustains: 12 in 1765.2 s less 298.7 s = 29.46/h, never over the GPUs' ceiling", () => {
+    expect(steadyRate(12, 1_765_243, 298_734)).toBeCloseTo(29.458, 3);
+    expect(sustainableRate({ ...rtx3060x2, completed: 12, elapsedMs: 1_765_243 })).toBeCloseTo(29.458, 3);
+    // One GPU: its ceiling of 3600 / 244.418 = 14.73/h bounds it.
+    expect(sustainableRate({ ...rtx3060x2, gpus: 1, completed: 12, elapsedMs: 1_765_243 })).toBeCloseTo(14.729, 3);
+    // A batch slow beyond its fill: 12 proofs of 100 s (60 s on a GPU) in an hour is 12 / 3560 s = 12.13/h.
+    const slow = { completed: 12, elapsedMs: 3_600_000, fastestProofMs: 100_000, fastestGpuMs: 60_000, gpus: 2 };
+    expect(sustainableRate(slow)).toBeCloseTo(12.135, 3);
+    expect(sustainableRate({ ...slow, completed: 0 })).toBeNull();
+  });
+
+  it('does not stop a batch held under minRate only by its fill', () => {
+    // 9 of 12 done at 1520.8 s, 3 in flight: at best 12 in 1520.8 s = 28.4/h < 29, but 12 in
+    // 1520.8 - 298.7 s = 35.4/h once the fill is refunded: the batch goes on.
+    const at9 = { ...base, ...rtx3060x2, concurrency: 6, minProofs: 7, completed: 9, elapsedMs: 1_520_824 };
+    expect(cannotReachMinRate(at9)).toBe(false);
+    // 7.5 min proofs with 1 min on a GPU: 4 in 30 min, 12 in 60 min at best, 12 in 53.5 min refunded = 13.5/h.
+    const cpuBound = { ...base, gpus: 2, fastestProofMs: 7.5 * MIN, fastestGpuMs: 1 * MIN };
+    expect(cannotReachMinRate({ ...cpuBound, completed: 4, elapsedMs: 30 * MIN })).toBe(true);
+  });
+});
+
+describe('the verdict on a batch under minRate', () => {
+  const input = withDefaults({ offerId: 40000185, minRate: 29 });
+  const totals = [543_152, 543_152, 787_570, 787_570, 1_031_988, 1_031_988, ...Array(6).fill(733_255)];
+  const batch: BenchmarkReport = {
+    requested: 12,
+    completed: 12,
+    elapsedMs: 1_765_243,
+    concurrency: 6,
+    deadlineReached: false,
+    timings: totals.map((totalMs: number, index) => ({
+      index,
+      totalMs,
+      synthesisMs: totalMs - 244_418,
+      gpuComputeMs: 244_418,
+    })),
+  };
+
+  it('promotes a host under it only for filling its pipeline, judged by the dollar at its sustained rate', () => {
+    const v = judge(batch, 24.47, input, null, 2);
+    expect(v).toMatchObject({ restartDaemonFirst: false });
+    if (!('promote' in v)) throw new Error('expected a promotion');
+    expect(v.keepAtRate).toBeCloseTo(29.458, 3);
+    expect(v.promote).toBe(
+      '24.47 proofs/h over the batch is under the minimum of 29 only for filling its pipeline: ' +
+        '29.46 proofs/h once full, no evidence the host is slow',
+    );
+  });
+
+  it('kills it when it could not sustain minRate either: its GPUs too few, or the bar over 29.46', () => {
+    // 1 GPU: a ceiling of 14.73/h.
+    const one = judge(batch, 24.47, input, null, 1);
+    expect('kill' in one && one.kill.type).toBe(FailureType.BenchRateBelowMin);
+    const higher = judge(batch, 24.47, withDefaults({ offerId: 40000185, minRate: 30 }), null, 2);
+    expect('kill' in higher && higher.kill.message).toBe('24.47 proofs/h is below the minimum of 30');
   });
 });

@@ -16,7 +16,15 @@ import type { MarketOffer } from '../market.js';
  */
 export type BenchmarkOutcome =
   | { atSec: number; failureType: FailureType; report?: undefined }
-  | { atSec: number; report: BenchmarkReport; rate: number; failureType: FailureType | null; benchCompleted: number };
+  | {
+      atSec: number;
+      report: BenchmarkReport;
+      rate: number;
+      /** The rate keep by the dollar judges it at (the verdict's `keepAtRate`, else `rate`). */
+      keepRate: number;
+      failureType: FailureType | null;
+      benchCompleted: number;
+    };
 
 const timing = (p: SimulatedProof): ProofTiming => ({
   index: p.index,
@@ -54,9 +62,11 @@ export function runBatch(
   const done: SimulatedProof[] = [];
   const judged = (report: BenchmarkReport): BenchmarkOutcome => {
     const rate = benchRate(report);
-    const v = judge(report, rate, input, null);
+    const v = judge(report, rate, input, null, gpus);
     const failureType = 'kill' in v ? (v.kill.type as FailureType) : null;
-    return { atSec: startSec + report.elapsedMs / 1000, report, rate, failureType, benchCompleted: report.completed };
+    const keepRate = ('promote' in v ? v.keepAtRate : undefined) ?? rate;
+    const atSec = startSec + report.elapsedMs / 1000;
+    return { atSec, report, rate, keepRate, failureType, benchCompleted: report.completed };
   };
   const base = { requested: batch.count, concurrency: batch.concurrency, deadlineReached: false };
   const reportAt = (sec: number) => ({

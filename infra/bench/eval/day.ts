@@ -118,7 +118,7 @@ export class EvalWorld {
         r.benchRate = out.rate;
         this.store.benchmarked(r.key, out.rate, this.q.now);
         if (out.failureType !== null) return this.end(r, { atSec: this.q.now, failureType: out.failureType });
-        if (this.pricedOut(r, out.rate)) return this.end(r, { atSec: this.q.now, failureType: PRICED_OUT });
+        if (this.pricedOut(r, out.keepRate)) return this.end(r, { atSec: this.q.now, failureType: PRICED_OUT });
         this.promote(r, running, out.benchCompleted);
       });
     });

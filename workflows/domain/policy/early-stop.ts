@@ -20,7 +20,8 @@ export interface BatchSoFar {
  *    when the ceiling is clearly (10 %) short; a second confirms a narrower miss.
  *  - Pace: proofs in flight finishing at once, every proof not yet started at the fastest total time
  *    seen, `concurrency` at a time. Judged only after `minProofs` completions, because the first
- *    round's totals include queueing behind its own siblings.
+ *    round's totals include queueing behind its own siblings. The batch's filling of its pipeline is
+ *    refunded (`pipelineFillMs`): production pays it once, so it is no evidence the host is slow.
  */
 export function earlyStopEvidence(p: BatchSoFar): EarlyStopEvidence | null {
   if (p.completed >= p.requested || p.minRate <= 0 || p.completed < 1) return null;
@@ -37,6 +38,8 @@ export function earlyStopEvidence(p: BatchSoFar): EarlyStopEvidence | null {
   const bestRemainingMs = Math.ceil(notStarted / Math.max(1, p.concurrency)) * p.fastestProofMs;
   const bestRate = requested / ((p.elapsedMs + bestRemainingMs) / 3_600_000);
   if (bestRate >= p.minRate) return null;
+  const fillMs = pipelineFillMs(p.fastestProofMs, p.fastestGpuMs ?? 0);
+  if (steadyRate(requested, p.elapsedMs + bestRemainingMs, fillMs) >= p.minRate) return null;
   return { bound: 'best-pace', bestRate, gpuCeilingRate: ceiling, gpus, completed, requested };
 }
 
@@ -48,4 +51,40 @@ export function cannotReachMinRate(p: BatchSoFar): boolean {
 /** Proofs per hour the GPUs could sustain if they never idled; null when GPU time is unknown. */
 export function gpuCeilingRate(fastestGpuMs: number, gpus: number): number | null {
   return fastestGpuMs > 0 && gpus > 0 ? (gpus * 3_600_000) / fastestGpuMs : null;
+}
+
+/**
+ * How long a batch's GPUs waited, at its start, for its first synthesis: the pipeline's fill. A batch's
+ * rate (completed / elapsed since its start) charges it, but a host in production fills its pipeline
+ * once, not once per 12 proofs: a GPU-bound 2x RTX 3060 that proves 29.5/h measures 24.5/h over its
+ * batch. The fastest proof's time less the fastest GPU time: the first proof's synthesis, never less.
+ * None without a GPU time: the fill cannot be told from the proof then.
+ */
+export function pipelineFillMs(fastestProofMs: number, fastestGpuMs: number): number {
+  if (!(fastestGpuMs > 0) || !Number.isFinite(fastestProofMs)) return 0;
+  return Math.max(0, fastestProofMs - fastestGpuMs);
+}
+
+/** Proofs/h of `proofs` done in `spanMs` from the batch's start, its pipeline's fill refunded. */
+export function steadyRate(proofs: number, spanMs: number, fillMs: number): number {
+  const ms = spanMs - fillMs;
+  return ms > 0 ? (proofs * 3_600_000) / ms : Infinity;
+}
+
+/**
+ * The most proofs/h a host could sustain by its batch's evidence: the batch's rate with its pipeline's fill
+ * refunded, and never over its GPUs' ceiling (one proof per GPU at a time). A host under minRate by its
+ * batch's rate but not by this shows no evidence that it is slow. Null when no proof time is known.
+ */
+export function sustainableRate(p: {
+  completed: number;
+  elapsedMs: number;
+  fastestProofMs: number;
+  fastestGpuMs: number;
+  gpus: number;
+}): number | null {
+  if (p.completed < 1 || !(p.fastestProofMs > 0 && Number.isFinite(p.fastestProofMs))) return null;
+  const steady = steadyRate(p.completed, p.elapsedMs, pipelineFillMs(p.fastestProofMs, p.fastestGpuMs));
+  const ceiling = gpuCeilingRate(p.fastestGpuMs, p.gpus);
+  return ceiling === null ? steady : Math.min(steady, ceiling);
 }
