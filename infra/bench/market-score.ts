@@ -1,4 +1,5 @@
-import { PRICED_OUT } from '../../workflows/domain/policy/keep-by-dollar.js';
+import { isFailureType } from '../../workflows/domain/failures.js';
+import { FAILURE_VERDICTS } from '../../workflows/domain/policy/verdicts.js';
 import type { DayRun, Rental } from './market-day.js';
 import type { MarketOffer } from './market.js';
 import type { OracleResult } from './oracle.js';
@@ -41,6 +42,11 @@ export interface PolicyScore {
 }
 
 const STEP_H = 1 / 60;
+
+/** Whether the verdict table lays this ending to the market's cause (workflows/domain/policy/verdicts.ts). */
+export function marketEnding(failureType: string | null): boolean {
+  return isFailureType(failureType) && FAILURE_VERDICTS[failureType].cause === 'market';
+}
 
 /** A promoted host's true proofs/h `age` hours after it started running (0 once preempted). */
 export function rateAt(m: MarketOffer, age: number, bootH: number): number {
@@ -96,9 +102,9 @@ export function scoreRun(run: DayRun, market: MarketOffer[], o: ScoreOptions): P
       if (firstOfModel) spend.exploration += paid(runH, endH);
       else spend.killed += paid(runH, endH);
     } else spend.idle += paid(runH, endH);
-    // A taken offer is the market's doing; a host priced out (keep by the dollar, rebalancing) is a choice
-    // made on its measured rate and price, not a verdict on its health: neither is a healthy host killed.
-    if (r.outcome === 'killed' && r.failureType !== 'OfferUnavailable' && r.failureType !== PRICED_OUT) {
+    // An ending the verdict table lays to the market (a taken offer, a price over the budget, keep by the
+    // dollar and rebalancing, an outbid) is a choice on price, not a verdict on the host's health.
+    if (r.outcome === 'killed' && !marketEnding(r.failureType)) {
       const age = endH - runH;
       const healthyThen = !m.fatal && m.trueRate >= o.minRate && rateAt(m, age, o.bootH) >= o.minRate;
       if (healthyThen) healthyKilled++;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { DayRun, Rental } from '../../infra/bench/market-day.js';
 import type { MarketOffer } from '../../infra/bench/market.js';
-import { distance, oracleScore, scoreRun } from '../../infra/bench/market-score.js';
+import { distance, marketEnding, oracleScore, scoreRun } from '../../infra/bench/market-score.js';
 import { SimOfferSchema } from '../../infra/sim/scenario.js';
 
 const H = 3600_000;
@@ -108,6 +108,28 @@ describe('market scoring', () => {
     // Offer 2 proves at 90/h from 1 h to 2 h (boot 0.5 h + 1.5 h), then at 30/h until 4 h.
     expect(s.proofs).toBeCloseTo(9 * 20 + 1 * 90 + 2 * 30, 6);
     expect(s.timeToTargetH).toBeCloseTo(1, 6);
+  });
+
+  it("never counts an ending the verdict table lays to the market as a healthy kill, whatever the host's rate", () => {
+    const m = [offer(1, 'A', 90, 1), offer(2, 'A', 90, 1), offer(3, 'A', 90, 1), offer(4, 'A', 90, 1)];
+    const ended = (failureType: string) => ({ outcome: 'killed' as const, failureType, promotedAt: 1 * H });
+    const s = scoreRun(
+      day([
+        rental(1, 0, 3, ended('PriceAboveBudget')),
+        rental(2, 0, 3, ended('PricedOut')),
+        rental(3, 0, 3, ended('Preempted')),
+        rental(4, 0, 3, ended('RateDegraded')),
+      ]),
+      m,
+      opts,
+    );
+    // Only the RateDegraded kill of a host proving 90/h is a verdict on its health, and a wrong one.
+    expect(s.healthyKilled).toBe(1);
+    expect([marketEnding('PriceAboveBudget'), marketEnding('OfferUnavailable'), marketEnding('HostLost')]).toEqual([
+      true,
+      true,
+      false,
+    ]);
   });
 
   it('breaks the distance to the oracle into parts that add up to it', () => {
