@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { SA } from '../../workflows/domain/search-attributes.js';
-import { instanceLifecycle } from '../../workflows/index.js';
+import { LIFECYCLE_WORKFLOW_TYPE } from '../../workflows/domain/task-queues.js';
 import { costAt, openLedger } from '../../workflows/domain/policy/cost.js';
 import type { Clock } from '../../workflows/domain/policy/clock.js';
 import { chainStart } from './age.js';
@@ -56,7 +56,7 @@ export function costToDate(
 export async function fleetStatus(client: Client, now = Date.now()): Promise<FleetRow[]> {
   const rows: FleetRow[] = [];
   for await (const wf of client.workflow.list({
-    query: `WorkflowType = "${instanceLifecycle.name}" AND ExecutionStatus = "Running"`,
+    query: `WorkflowType = "${LIFECYCLE_WORKFLOW_TYPE}" AND ExecutionStatus = "Running"`,
   })) {
     const sa = wf.typedSearchAttributes;
     const model = sa.get(SA.gpuModel);

@@ -1,8 +1,8 @@
-import type { Client } from '@temporalio/client';
-import { lifecycleStatusQuery } from '../../workflows/definitions.js';
+import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
 import { SA } from '../../workflows/domain/search-attributes.js';
 import type { LifecycleStatus } from '../../workflows/domain/types.js';
-import { chainStart } from './age.js';
+import { chainStartOf, runsOf } from './age.js';
+import { queryStatus } from './messages.js';
 import { costAt, type CostFigures } from '../../workflows/domain/policy/cost.js';
 import { type Clock, realRate } from '../../workflows/domain/policy/clock.js';
 import { realAgeSec } from './units.js';
@@ -18,7 +18,11 @@ export interface LiveStatus extends LifecycleStatus {
  */
 export async function liveStatus(client: Client, workflowId: string): Promise<LiveStatus> {
   const handle = client.workflow.getHandle(workflowId);
-  const [status, desc] = await Promise.all([handle.query(lifecycleStatusQuery), handle.describe()]);
+  const [status, desc] = await Promise.all([queryStatus(handle), handle.describe()]);
+  return withActivity(status, desc);
+}
+
+function withActivity(status: LifecycleStatus, desc: WorkflowExecutionDescription): LiveStatus {
   const pending = desc.raw.pendingActivities?.[0];
   let heartbeat: unknown = null;
   const payload = pending?.heartbeatDetails?.payloads?.[0]?.data;
@@ -76,8 +80,9 @@ const ProgressShape = (v: unknown): v is { completed: number; requested: number;
 
 export async function statusView(client: Client, workflowId: string, now = Date.now()): Promise<StatusView> {
   const handle = client.workflow.getHandle(workflowId);
-  const desc = await handle.describe();
-  const live = await liveStatus(client, workflowId);
+  // One round trip's wait, not three: the query, the describe and the runs (for the rental's age) at once.
+  const [status, desc, runs] = await Promise.all([queryStatus(handle), handle.describe(), runsOf(client, workflowId)]);
+  const live = withActivity(status, desc);
   const sa = desc.typedSearchAttributes;
   // The lifecycle reports in real units; only what the CLI reads off clocks (heartbeats, ages) needs its clock.
   const { clock } = live;
@@ -107,7 +112,7 @@ export async function statusView(client: Client, workflowId: string, now = Date.
   const dph = sa.get(SA.dollarsPerHour) ?? null;
   const gpuCount = sa.get(SA.gpuCount) ?? 1;
   const model = sa.get(SA.gpuModel) ?? live.gpuName;
-  const start = await chainStart(client, workflowId, desc.startTime);
+  const start = chainStartOf(runs, desc.startTime);
   const deadline = live.stageDeadline ? new Date(live.stageDeadline).getTime() : null;
   const cost = live.costLedger ? costAt(live.costLedger, now) : null;
   return {

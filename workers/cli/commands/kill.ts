@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
-import { killRequestSignal, lifecycleStatusQuery } from '../../../workflows/definitions.js';
+import { queryStatus, signalKillRequest } from '../messages.js';
 import { CliError, type CliContext } from '../context.js';
 
 export interface KillResult {
@@ -60,12 +60,10 @@ export async function killLifecycle(
     throw new CliError(
       `${workflowId} is already ${desc.status.name.toLowerCase()}: there is nothing to kill, and no instance of it is destroyed now`,
     );
-  const before = await handle.query(lifecycleStatusQuery).catch(() => null);
+  const before = await queryStatus(handle).catch(() => null);
   // Who and why first, on the same run: the lifecycle keeps them for its summary, status, store, log
   // line and notification (a cancel request's own reason is in history only, out of the workflow's reach).
-  await client.workflow
-    .getHandle(workflowId, desc.runId)
-    .signal(killRequestSignal, { reason: opts.reason, by: ctx.operator });
+  await signalKillRequest(client.workflow.getHandle(workflowId, desc.runId), { reason: opts.reason, by: ctx.operator });
   await client.workflowService.requestCancelWorkflowExecution({
     namespace: ctx.namespace,
     workflowExecution: { workflowId, runId: desc.runId },
