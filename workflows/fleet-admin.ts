@@ -1,6 +1,6 @@
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { StoreActivities } from '../activities/store/activities.js';
-import type { LogTail, MachineRecord } from '../activities/store/queries.js';
+import type { MachineRecord } from '../activities/store/queries.js';
 import type { VastActivities } from '../activities/vast/activities.js';
 import { storeOptions, vastApiOptions } from './activity-options.js';
 import { DEFAULT_DISK_GB } from './domain/policy/defaults.js';
@@ -31,30 +31,32 @@ export async function machineAdmin(a: MachineAction): Promise<{ changed: boolean
   return { changed };
 }
 
-/** Current offers ranked with what benchmarks taught (the CLI's `offers`); bad machines are dropped. */
+/**
+ * Current offers ranked with what benchmarks taught (the CLI's `offers`, whose Vast search needs the
+ * worker's key); bad machines are dropped, and their marks come back so the CLI names them with why.
+ */
 export async function offerReport(input: { filter: OfferFilter; minRate: number; diskGb?: number }): Promise<{
   known: RankedOffer[];
   explore: RankedOffer[];
   badMachines: number[];
+  /** The marks of the bad machines above (reason, by the rule or an operator, when). */
+  excluded: MachineRecord[];
   /** Offer rows Vast sent that lacked what we need (count, first reason). */
   dropped: { count: number; firstReason: string | null };
 }> {
-  const [search, perf, bad] = await Promise.all([
+  const [search, perf, bad, marks] = await Promise.all([
     vast.searchOffers(offerQuery(input.filter, input.diskGb ?? DEFAULT_DISK_GB)),
     store.perfHistory(),
     store.listBadMachines(),
+    store.machineRecords({}),
   ]);
-  return { ...rankOffers(search.offers, perf, bad, input.minRate), badMachines: bad, dropped: search.dropped };
-}
-
-/** Marked machines, ignored ones included (the CLI's `machines list`). */
-export async function machinesReport(): Promise<{ machines: MachineRecord[] }> {
-  return { machines: await store.machineRecords({}) };
-}
-
-/** A lifecycle's stored log tails (the CLI's `logs`); they outlive the destroyed instance. */
-export async function lifecycleLogs(input: { workflowId: string }): Promise<{ tails: LogTail[] }> {
-  return { tails: await store.logTails(input.workflowId) };
+  const excluded = marks.filter((m) => bad.includes(m.machineId));
+  return {
+    ...rankOffers(search.offers, perf, bad, input.minRate),
+    badMachines: bad,
+    excluded,
+    dropped: search.dropped,
+  };
 }
 
 /** What `deploy` checks first: is the offer there, and is its machine marked bad. */

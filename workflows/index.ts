@@ -3,6 +3,5 @@ export { instanceLifecycle } from './instance-lifecycle.js';
 export { lifecycleStatusQuery } from './definitions.js';
 export { fleetScaler } from './fleet-scaler.js';
 export { orphanReconciler } from './orphan-reconciler.js';
-export { fleetReport } from './fleet-report.js';
-export { lifecycleLogs, machineAdmin, machinesReport, offerCheck, offerReport } from './fleet-admin.js';
+export { machineAdmin, offerCheck, offerReport } from './fleet-admin.js';
 export { benchmarkProgressSignal, promoteOverrideUpdate } from './definitions.js';

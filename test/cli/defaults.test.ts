@@ -10,6 +10,8 @@ import { DEFAULT_OFFER_FILTER } from '../../workflows/domain/policy/offer-filter
 import { LIFECYCLE_WORKFLOW_TYPE } from '../../workflows/domain/task-queues.js';
 import { ADMIN_WORKFLOW_TYPES } from '../../workers/cli/views.js';
 import * as registered from '../../workflows/index.js';
+import { killRequestSignal, lifecycleStatusQuery, promoteOverrideUpdate } from '../../workflows/definitions.js';
+import { LIFECYCLE_MESSAGES } from '../../workers/cli/messages.js';
 import type { FleetScalerInput } from '../../workflows/fleet-scaler.js';
 
 /** What the commands sent: workflow starts and schedule creations, captured instead of a server. */
@@ -19,13 +21,13 @@ interface Sent {
 }
 
 function fakeClient(sent: Sent): Client {
-  // offers runs offerReport and machinesReport side by side: one answer serves both.
+  // offers runs offerReport: its answer, empty.
   const emptyReport = {
     known: [],
     explore: [],
     badMachines: [],
+    excluded: [],
     dropped: { count: 0, firstReason: null },
-    machines: [],
   };
   return {
     workflow: {
@@ -75,6 +77,14 @@ describe('workflow type names outside workflow code', () => {
   it('name registered workflows: the visibility activity lists lifecycles, the CLI leaves admin runs out', () => {
     expect(LIFECYCLE_WORKFLOW_TYPE).toBe(registered.instanceLifecycle.name);
     for (const name of ADMIN_WORKFLOW_TYPES) expect(Object.keys(registered)).toContain(name);
+  });
+
+  it("the CLI's query, update and signal names are the lifecycle's own", () => {
+    expect(LIFECYCLE_MESSAGES).toEqual({
+      status: lifecycleStatusQuery.name,
+      promote: promoteOverrideUpdate.name,
+      killRequest: killRequestSignal.name,
+    });
   });
 });
 

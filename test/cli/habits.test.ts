@@ -9,7 +9,7 @@ import { buildProgram, packageVersion } from '../../workers/cli/program.js';
 import { type LifecycleIdLister, resolveLifecycleId } from '../../workers/cli/resolve.js';
 
 /**
- * An operator's habits: `--version`, a bare group printing its help, `-o json|wide|name`, a lifecycle named
+ * An operator's habits: `--version`, a bare group printing its help, a store read without DATABASE_URL, `-o json|wide|name`, a lifecycle named
  * by its offer id or a unique prefix, and `offers` naming what it left out. The parsing, output and
  * resolution run in-process against stub answers; one subprocess run proves the entry point's exit codes.
  */
@@ -30,18 +30,19 @@ describe('the entry point', () => {
   it('answers --version from package.json, prints a bare group help with exit 0, refuses an unknown word', async () => {
     const cli = (args: string[]) =>
       run(process.execPath, ['bin/gpu-fleet.mjs', ...args], {
-        env: { ...process.env, TEMPORAL_ADDRESS: '127.0.0.1:1' },
+        env: { ...process.env, TEMPORAL_ADDRESS: '127.0.0.1:1', DATABASE_URL: '' },
       }).then(
         (r) => ({ code: 0, out: r.stdout, err: r.stderr }),
         (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, out: e.stdout, err: e.stderr }),
       );
     const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
     expect(packageVersion()).toBe(pkg.version);
-    const [version, bare, root, unknown] = await Promise.all([
+    const [version, bare, root, unknown, noStore] = await Promise.all([
       cli(['--version']),
       cli(['machines']),
       cli([]),
       cli(['machines', 'frob']),
+      cli(['report']),
     ]);
     expect(version).toMatchObject({ code: 0, out: `${pkg.version}\n` });
     expect(bare.code).toBe(0);
@@ -49,6 +50,7 @@ describe('the entry point', () => {
     expect(bare.out).toMatch(/list \[options\]/);
     expect(root).toMatchObject({ code: 0, out: expect.stringContaining('Usage: gpu-fleet [options] [command]') });
     expect(unknown).toMatchObject({ code: 2, err: expect.stringContaining("unknown command 'frob'") });
+    expect(noStore).toMatchObject({ code: 2, err: expect.stringContaining('error: DATABASE_URL is not set') });
   }, 60_000);
 });
 
@@ -85,7 +87,7 @@ describe('-o json|wide|name beside --json', () => {
       explore: [],
       badMachines: [7, 9],
       dropped: { count: 2, firstReason: 'no gpu_name' },
-      machines: [
+      excluded: [
         {
           machineId: 7,
           reason: 'rule: 3 kills in 24 h',

@@ -1,4 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
+import type pg from 'pg';
 import { CONTROL_TASK_QUEUE } from '../../workflows/domain/task-queues.js';
 import { connectionOptions, dataConverter, TemporalSecuritySchema } from '../setup/temporal-connection.js';
 
@@ -18,6 +19,7 @@ export const DEFAULT_ADDRESS = '127.0.0.1:7233';
 export class CliContext {
   private conn: Connection | null = null;
   private client: Client | null = null;
+  private pool: pg.Pool | null = null;
   readonly taskQueue = process.env.CONTROL_TASK_QUEUE ?? CONTROL_TASK_QUEUE;
   readonly operator = process.env.USER ?? 'operator';
   readonly namespace = process.env.TEMPORAL_NAMESPACE ?? 'default';
@@ -42,6 +44,34 @@ export class CliContext {
     return this.client;
   }
 
+  /**
+   * The control worker's Postgres, for the reads (machines list, report, logs): DATABASE_URL, the same
+   * variable the control worker reads; opened on first use, one connection.
+   */
+  async store(): Promise<pg.Pool> {
+    if (this.pool) return this.pool;
+    const url = process.env.DATABASE_URL;
+    if (!url)
+      throw new CliError(
+        "DATABASE_URL is not set: this command reads the fleet's store; set it to the control worker's Postgres URL",
+        2,
+      );
+    const where = storeAddress(url);
+    if (where === null) throw new CliError('DATABASE_URL is not a postgres:// URL', 2);
+    const { createPool } = await import('../../activities/store/pool.js');
+    const pool = createPool(url, 1);
+    try {
+      await pool.query('SELECT 1');
+    } catch (err) {
+      await pool.end().catch(() => undefined);
+      throw new CliError(
+        `cannot reach the store at ${where} (DATABASE_URL): ${err instanceof Error ? err.message : String(err)}`,
+      );
+    }
+    this.pool = pool;
+    return pool;
+  }
+
   /** Where the Temporal UI is: TEMPORAL_UI_URL, or a local dev server's UI on 8233 next to 7233. */
   uiBase(): string | null {
     return process.env.TEMPORAL_UI_URL ?? (this.address === DEFAULT_ADDRESS ? 'http://127.0.0.1:8233' : null);
@@ -55,8 +85,20 @@ export class CliContext {
   }
 
   async close(): Promise<void> {
-    await this.conn?.close();
+    await Promise.all([this.conn?.close(), this.pool?.end()]);
   }
+}
+
+/** host:port/database of a Postgres URL, never its user or password; null when it is not one. */
+export function storeAddress(url: string): string | null {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return null;
+  }
+  if (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:') return null;
+  return `${u.host}${u.pathname}`;
 }
 
 /** Prints `data` as JSON when --json was given, else the human text. */

@@ -1,20 +1,15 @@
 import { ALL_FAILURE_TYPES } from '../../workflows/domain/failures.js';
 import { SA } from '../../workflows/domain/search-attributes.js';
-import {
-  instanceLifecycle,
-  lifecycleLogs,
-  machineAdmin,
-  machinesReport,
-  offerCheck,
-  offerReport,
-} from '../../workflows/index.js';
+// Type-only: the names are checked against the registered workflows without loading their code.
+import type * as Workflows from '../../workflows/index.js';
+import { LIFECYCLE_WORKFLOW_TYPE } from '../../workflows/domain/task-queues.js';
 
-/** Workflow types the CLI runs for reads and admin actions: never lifecycles, so views filter them out. */
-export const ADMIN_WORKFLOW_TYPES = [offerCheck, offerReport, machinesReport, lifecycleLogs, machineAdmin].map(
-  (w) => w.name,
-);
+/** Workflow types the CLI runs for admin actions and the offer search: never lifecycles, so views filter them out. */
+export const ADMIN_WORKFLOW_TYPES = ['offerCheck', 'offerReport', 'machineAdmin'] satisfies Array<
+  keyof typeof Workflows
+>;
 
-const LIFECYCLES = `WorkflowType = "${instanceLifecycle.name}"`;
+const LIFECYCLES = `WorkflowType = "${LIFECYCLE_WORKFLOW_TYPE}"`;
 
 export interface SavedView {
   name: string;

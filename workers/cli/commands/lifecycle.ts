@@ -1,20 +1,14 @@
-import { randomUUID } from 'node:crypto';
-import { WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Command } from 'commander';
-// Type-only: the CLI names workflows by their registered names, so a command does not load the workflow
-// code (and its imports) at start; `satisfies keyof typeof Workflows` keeps each name a registered one.
-import type * as Workflows from '../../../workflows/index.js';
-import { promoteOverrideUpdate } from '../../../workflows/definitions.js';
-import { lifecycleStaticDetails, lifecycleStaticSummary } from '../../../workflows/ui/summaries.js';
-import { lifecycleWorkflowId } from '../../../workflows/domain/task-queues.js';
 import { minRateArg, offerIdArg, reasonArg, wholeNumber } from '../args.js';
 import { CliError, type CliContext, output } from '../context.js';
 import { addOutputFlags, emit, formatOf, type OutputOpts } from '../output-format.js';
 import { resolveLifecycleId, visibilityLister } from '../resolve.js';
 import { fields, fmtDph, fmtDuration, fmtRate, fmtTime, fmtUsd } from '../format.js';
 import { type StatusView, statusView } from '../status.js';
-import { addTimeScaleFlag, startClock } from '../units.js';
-import { killLifecycle } from './kill.js';
+import { addTimeScaleFlag } from '../units.js';
+import type { DeployOpts } from './deploy.js';
+import { updatePromote } from '../messages.js';
 import { DEFAULT_MIN_RATE } from '../../../workflows/domain/policy/defaults.js';
 
 export function renderStatus(v: StatusView): string {
@@ -68,76 +62,6 @@ export function renderStatus(v: StatusView): string {
   return `${v.workflowId} (${v.execution.toLowerCase()})\n${fields(lines)}`;
 }
 
-interface DeployOpts {
-  minRate?: number;
-  timeScale?: number;
-  json?: boolean;
-}
-
-/** The offer checked (not already rented by us, still on the market, its machine's marks said), then started. */
-async function deploy(ctx: CliContext, offerId: number, opts: DeployOpts): Promise<void> {
-  const client = await ctx.temporal();
-  const workflowId = lifecycleWorkflowId(offerId);
-  // First: a rented offer is off the market, so "not on the market" would hide the real reason.
-  const existing = await client.workflow
-    .getHandle(workflowId)
-    .describe()
-    .catch(() => null);
-  if (existing?.status.name === 'RUNNING')
-    throw new CliError(`a lifecycle ${workflowId} for offer ${offerId} is already running; nothing deployed`);
-  const check = await client.workflow.execute<typeof Workflows.offerCheck>(
-    'offerCheck' satisfies keyof typeof Workflows,
-    {
-      taskQueue: ctx.taskQueue,
-      workflowId: `offer-check-${offerId}-${Date.now()}`,
-      args: [{ offerId }],
-    },
-  );
-  if (!check.offer)
-    throw new CliError(`offer ${offerId} is not on the market now (taken, or no such offer); nothing deployed`);
-  const bad = check.badMachine && !check.badMachine.ignored ? check.badMachine : null;
-  if (bad)
-    console.error(
-      `warning: machine ${bad.machineId} is marked bad (${bad.source}, ${fmtTime(bad.markedAt)}): ${bad.reason}\n` +
-        `         deploying anyway; if it is fixed, run: gpu-fleet machines ignore ${bad.machineId} --reason TEXT`,
-    );
-  const minRate = opts.minRate ?? DEFAULT_MIN_RATE;
-  const startFacts = { offer: check.offer, minRate, startedBy: `${ctx.operator} (gpu-fleet deploy)` };
-  try {
-    await client.workflow.start<typeof Workflows.instanceLifecycle>(
-      'instanceLifecycle' satisfies keyof typeof Workflows,
-      {
-        taskQueue: ctx.taskQueue,
-        workflowId,
-        args: [
-          {
-            offerId,
-            minRate,
-            // The operator's own bar for this rental: a kill judged on it does not mark the machine.
-            ...(opts.minRate !== undefined ? { verdicts: { operatorBar: true } } : {}),
-            clock: startClock(opts.timeScale),
-          },
-        ],
-        staticSummary: lifecycleStaticSummary(startFacts),
-        staticDetails: lifecycleStaticDetails(startFacts),
-      },
-    );
-  } catch (err) {
-    if (err instanceof WorkflowExecutionAlreadyStartedError)
-      throw new CliError(`a lifecycle ${workflowId} for offer ${offerId} is already running; nothing deployed`);
-    throw err;
-  }
-  const o = check.offer;
-  const link = ctx.uiLink(workflowId);
-  output(opts.json, { workflowId, offer: o, minRateProofsPerHour: minRate, badMachine: bad, ui: link }, () =>
-    [
-      `started ${workflowId}: offer ${offerId}, ${o.numGpus}x ${o.gpuName} on machine ${o.machineId}, ${fmtDph(o.dphTotal)}, min ${fmtRate(minRate)}` +
-        (opts.minRate !== undefined ? ' (your bar for this rental: a rate kill under it marks nothing)' : ''),
-      link ? `Temporal UI: ${link}` : 'Temporal UI: set TEMPORAL_UI_URL to get a link',
-    ].join('\n'),
-  );
-}
-
 function registerDeploy(program: Command, ctx: CliContext): void {
   addTimeScaleFlag(
     program
@@ -146,7 +70,7 @@ function registerDeploy(program: Command, ctx: CliContext): void {
       .argument('<offerId>', 'the Vast offer id (a whole number)', offerIdArg)
       .option('--min-rate <proofs/h>', `keep/kill bar in proofs per hour (default ${DEFAULT_MIN_RATE})`, minRateArg)
       .option('--json', 'print the result as JSON'),
-  ).action((offerId: number, opts: DeployOpts) => deploy(ctx, offerId, opts));
+  ).action(async (offerId: number, opts: DeployOpts) => (await import('./deploy.js')).deploy(ctx, offerId, opts));
 }
 
 const LIFECYCLE_REF = 'the offer id, or the workflow id or a unique prefix of it';
@@ -201,6 +125,7 @@ function registerKill(program: Command, ctx: CliContext): void {
     .action(async (ref: string, opts: { reason: string; wait: boolean; timeout: number; json?: boolean }) => {
       const workflowId = await lifecycleId(ctx, ref);
       const client = await ctx.temporal();
+      const { killLifecycle } = await import('./kill.js');
       const r = await killLifecycle(client, ctx, workflowId, opts);
       output(opts.json, r, () => r.message);
       if (!r.ok) process.exitCode = 1;
@@ -215,9 +140,7 @@ async function promote(ctx: CliContext, ref: string, opts: { reason: string; jso
   if (desc.status.name !== 'RUNNING')
     throw new CliError(`${workflowId} is ${desc.status.name.toLowerCase()}: it has no verdict left to override`);
   try {
-    const answer = await handle.executeUpdate(promoteOverrideUpdate, {
-      args: [{ operator: ctx.operator, reason: opts.reason }],
-    });
+    const answer = await updatePromote(handle, { operator: ctx.operator, reason: opts.reason });
     output(
       opts.json,
       { workflowId, ...answer },
@@ -244,21 +167,18 @@ function registerPromote(program: Command, ctx: CliContext): void {
 function registerLogs(program: Command, ctx: CliContext): void {
   const logs = program
     .command('logs')
-    .description("a lifecycle's stored log tails (cuzk-daemon log, benchmark output); kept after destroy")
+    .description(
+      "a lifecycle's stored log tails (cuzk-daemon log, benchmark output); kept after destroy (reads the store: DATABASE_URL)",
+    )
     .argument('<lifecycle>', LIFECYCLE_REF)
     .option('--source <name>', 'only this source (e.g. cuzk-daemon, output)');
   addOutputFlags(logs, 'rental/source of each tail', false).action(
     async (ref: string, opts: OutputOpts & { source?: string }) => {
       formatOf(opts);
       const workflowId = await lifecycleId(ctx, ref);
-      const res = await (
-        await ctx.temporal()
-      ).workflow.execute<typeof Workflows.lifecycleLogs>('lifecycleLogs' satisfies keyof typeof Workflows, {
-        taskQueue: ctx.taskQueue,
-        workflowId: `logs-${workflowId}-${randomUUID()}`,
-        args: [{ workflowId }],
-      });
-      const tails = res.tails.filter((t) => !opts.source || t.source === opts.source);
+      const { storedLogTails } = await import('../../../activities/store/cli-reads.js');
+      const all = await storedLogTails(await ctx.store(), workflowId);
+      const tails = all.filter((t) => !opts.source || t.source === opts.source);
       emit(
         opts,
         { workflowId, tails },

@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { Command } from 'commander';
-import { machineAdmin, machinesReport } from '../../../workflows/index.js';
+// Type-only: the workflow is started by its registered name, without loading workflow code at start.
+import type * as Workflows from '../../../workflows/index.js';
 import { machineIdArg, reasonArg } from '../args.js';
 import type { CliContext } from '../context.js';
 import { addOutputFlags, emit, type OutputOpts } from '../output-format.js';
@@ -17,7 +18,7 @@ interface LastAction {
 async function lastActions(client: Client): Promise<Map<number, LastAction>> {
   const out = new Map<number, LastAction>();
   for await (const wf of client.workflow.list({
-    query: `WorkflowType = "${machineAdmin.name}" AND ExecutionStatus = "Completed"`,
+    query: `WorkflowType = "${'machineAdmin' satisfies keyof typeof Workflows}" AND ExecutionStatus = "Completed"`,
   })) {
     const m = /^machine-(\d+)-(bad|ignore|unignore)-/.exec(wf.workflowId);
     const memo = wf.memo as { operator?: string; reason?: string } | undefined;
@@ -35,18 +36,14 @@ export function registerMachines(program: Command, ctx: CliContext): void {
   const machines = program.command('machines').description('machines marked bad, and the operator overrides');
   const list = machines
     .command('list')
-    .description('machines marked bad (by the rule or an operator) and ignored ones: reason, who, when');
+    .description(
+      'machines marked bad (by the rule or an operator) and ignored ones: reason, who, when (reads the store: DATABASE_URL)',
+    );
   addOutputFlags(list, 'machine ids', false).action(async (opts: OutputOpts) => {
-    const client = await ctx.temporal();
-    const [report, actions] = await Promise.all([
-      client.workflow.execute(machinesReport, {
-        taskQueue: ctx.taskQueue,
-        workflowId: `machines-report-${Date.now()}`,
-        args: [],
-      }),
-      lastActions(client),
-    ]);
-    const rows = report.machines.map((m) => ({ ...m, lastOperatorAction: actions.get(m.machineId) ?? null }));
+    const { markedMachines } = await import('../../../activities/store/cli-reads.js');
+    // The marks from the store, who did what last from visibility: both at once.
+    const [marked, actions] = await Promise.all([ctx.store().then(markedMachines), ctx.temporal().then(lastActions)]);
+    const rows = marked.map((m) => ({ ...m, lastOperatorAction: actions.get(m.machineId) ?? null }));
     emit(
       opts,
       { machines: rows },
@@ -85,7 +82,7 @@ export function registerMachines(program: Command, ctx: CliContext): void {
       .action(async (machineId: number, opts: { reason: string }) => {
         const res = await (
           await ctx.temporal()
-        ).workflow.execute(machineAdmin, {
+        ).workflow.execute<typeof Workflows.machineAdmin>('machineAdmin' satisfies keyof typeof Workflows, {
           taskQueue: ctx.taskQueue,
           workflowId: `machine-${machineId}-${action}-${Date.now()}`,
           memo: { operator: ctx.operator, reason: opts.reason },

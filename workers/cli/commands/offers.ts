@@ -1,4 +1,5 @@
-import { machinesReport, offerReport } from '../../../workflows/index.js';
+// Type-only: the workflow is started by its registered name, without loading workflow code at start.
+import type * as Workflows from '../../../workflows/index.js';
 import type { MachineRecord } from '../../../activities/store/queries.js';
 import type { RankedOffer } from '../../../workflows/domain/policy/offer-ranking.js';
 import { offerFilterOf, type SearchFlagOpts } from '../search-flags.js';
@@ -96,26 +97,21 @@ function excludedOf(bad: number[], records: MachineRecord[]): Excluded[] {
 }
 
 /**
- * Offers ranked by the scaler's own ranking, run as a workflow so Vast's key and the store stay with the
- * worker; the machines' marks are read beside it so the excluded ones are named with their reasons.
+ * Offers ranked by the scaler's own ranking, run as a workflow so Vast's key stays with the worker; it
+ * returns the excluded machines' marks too, so they are named with their reasons.
  */
 export async function offers(ctx: CliContext, opts: OffersOpts): Promise<void> {
   const client = await ctx.temporal();
-  const stamp = Date.now();
-  const [report, marks] = await Promise.all([
-    client.workflow.execute(offerReport, {
+  const report = await client.workflow.execute<typeof Workflows.offerReport>(
+    'offerReport' satisfies keyof typeof Workflows,
+    {
       taskQueue: ctx.taskQueue,
-      workflowId: `offer-report-${stamp}`,
+      workflowId: `offer-report-${Date.now()}`,
       args: [{ filter: offerFilterOf(opts), minRate: opts.minRate }],
-    }),
-    client.workflow.execute(machinesReport, {
-      taskQueue: ctx.taskQueue,
-      workflowId: `machines-report-${stamp}`,
-      args: [],
-    }),
-  ]);
+    },
+  );
   const rows = [...report.known, ...report.explore].map(row);
-  const excluded = excludedOf(report.badMachines, marks.machines);
+  const excluded = excludedOf(report.badMachines, report.excluded);
   const tail = () => renderExcluded(excluded, report.dropped);
   emit(
     opts,

@@ -1,5 +1,4 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { fleetReport } from '../../../workflows/index.js';
 import {
   REPORT_BY,
   type ReportBy,
@@ -81,7 +80,9 @@ export function renderReport(r: SpendReport): string {
 export function registerReport(program: Command, ctx: CliContext): void {
   program
     .command('report')
-    .description('what the fleet cost and delivered: spend $/h, proofs/h, $ per proof, waste on killed hosts')
+    .description(
+      'what the fleet cost and delivered: spend $/h, proofs/h, $ per proof, waste on killed hosts (reads the store: DATABASE_URL)',
+    )
     .option(
       '--since <when>',
       'rentals started since a span back (90m, 24h, 7d) or a date/time (default 24h)',
@@ -93,13 +94,8 @@ export function registerReport(program: Command, ctx: CliContext): void {
     .option('--json', 'print as JSON')
     .action(async (opts: { since?: string; by?: ReportBy; json?: boolean }) => {
       const since = opts.since ?? sinceArg()('24h');
-      const report = await (
-        await ctx.temporal()
-      ).workflow.execute(fleetReport, {
-        taskQueue: ctx.taskQueue,
-        workflowId: `fleet-report-${Date.now()}`,
-        args: [{ since, by: opts.by ?? null }],
-      });
+      const { fleetSpendReport } = await import('../../../activities/store/cli-reads.js');
+      const report = await fleetSpendReport(await ctx.store(), { since, by: opts.by ?? null });
       output(opts.json, report, () => renderReport(report));
     });
 }
