@@ -76,13 +76,14 @@ describe('built entry points run with node', () => {
       VAST_API_KEY: 'unused-in-this-test',
       VAST_API_URL: 'http://127.0.0.1:9',
     });
-    // machinesReport is a workflow with a store activity: the bundle ran and reached Postgres.
-    const { stdout } = await run(process.execPath, [dist('workers/cli.js'), 'machines', 'list', '--json'], {
-      cwd: ROOT,
-      env: { ...env, CONTROL_TASK_QUEUE: queue },
-      timeout: 120_000,
-    });
-    expect(JSON.parse(stdout)).toHaveProperty('machines');
+    // machineAdmin is a workflow with a store activity: its answer (this machine was never marked, exit 1)
+    // says the bundle ran and reached Postgres.
+    const answer = await run(
+      process.execPath,
+      [dist('workers/cli.js'), 'machines', 'unignore', '424242', '--reason', 'dist smoke'],
+      { cwd: ROOT, env: { ...env, CONTROL_TASK_QUEUE: queue }, timeout: 120_000 },
+    ).catch((err: { code?: number; stderr?: string }) => err);
+    expect(answer).toMatchObject({ code: 1, stderr: expect.stringContaining('machine 424242 was never marked bad') });
     expect(worker.child.exitCode).toBeNull();
     expect(worker.output()).not.toContain('Workflow bundle created');
   }, 180_000);
