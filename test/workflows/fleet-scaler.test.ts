@@ -5,7 +5,7 @@ import type { FleetScalerInput } from '../../workflows/fleet-scaler.js';
 import { fleetScaler } from '../../workflows/index.js';
 import { lifecycleWorkflowId } from '../../workflows/domain/task-queues.js';
 import { fastRequest, type FleetEnv, startFleetEnv, simClock } from '../helpers/fleet-env.js';
-import { cancelAndWait, cancelStillRunning } from '../helpers/cancel-and-wait.js';
+import { cancelStillRunning } from '../helpers/cancel-and-wait.js';
 import { fleetBase } from '../helpers/fleet-base.js';
 import { simOffer } from '../helpers/offers.js';
 import { waitForPromotionRecorded, waitForVerdict } from '../../infra/dev/verdict.js';
@@ -29,11 +29,20 @@ const offers = {
 let env: FleetEnv;
 beforeAll(async () => {
   env = await startFleetEnv(Object.values(offers));
-  // What earlier benchmarks taught (real proofs/h): FAST proves ~35/h per GPU, SLOW is too slow.
+  // What earlier benchmarks taught (real proofs/h): a 2x FAST host proves ~70/h, SLOW is too slow. The
+  // scaler classes a benchmark by the RAM of the machine's rental (host_perf has none): one ended rental each.
+  const fast = offers.best.machine_id + 900_000;
+  const slow = offers.slowModel.machine_id + 900_000;
   await env.pool.query(
     `INSERT INTO host_perf (machine_id, gpu_name, num_gpus, benchmarks, best_rate, last_rate, last_dph)
      VALUES ($1, $2, 2, 1, 70, 70, 0.6), ($3, $4, 1, 1, 5, 5, 0.1)`,
-    [offers.best.machine_id + 900_000, FAST, offers.slowModel.machine_id + 900_000, SLOW],
+    [fast, FAST, slow, SLOW],
+  );
+  await env.pool.query(
+    `INSERT INTO instances (rental_key, workflow_id, offer_id, machine_id, gpu_name, num_gpus, cpu_ram_mb, stage,
+                           outcome, destroyed_at)
+     VALUES ($1, $1, $2, $2, $3, 2, $4, 'done', 'killed', now()), ($5, $5, $6, $6, $7, 1, $8, 'done', 'killed', now())`,
+    [`seed-${fast}`, fast, FAST, offers.best.cpu_ram, `seed-${slow}`, slow, SLOW, offers.slowModel.cpu_ram],
   );
   await env.pool.query(`INSERT INTO bad_machines (machine_id, reason, source) VALUES ($1, 'DaemonOOM x1', 'rule')`, [
     offers.bad.machine_id,
@@ -80,7 +89,7 @@ describe('fleetScaler', () => {
     const result = await env.client.workflow.execute(fleetScaler, {
       taskQueue: env.taskQueue,
       workflowId: `scaler-${offers.best.id}`,
-      // Three FAST hosts' worth: known offers first, then one exploration slot for the unseen model.
+      // Three FAST hosts' worth: known offers first, ranked by value, then one exploration slot for the unseen model.
       args: [relative({ targetRate: 200 })],
       workflowExecutionTimeout: '3 minutes',
     });
@@ -120,11 +129,16 @@ describe('fleetScaler', () => {
       args: [relative({ targetRate: 100 })],
       workflowExecutionTimeout: '3 minutes',
     });
+    // At its target: rebalancing may retire a host the rest can spare, and one cheaper rental may replace it.
     expect(again.fleetRate - base.rate).toBeGreaterThanOrEqual(100);
-    expect(again.started).toEqual([]);
+    expect(again.started.length, JSON.stringify(again)).toBeLessThanOrEqual(1);
+    for (const r of again.retired ?? []) expect(result.started.map((s) => s.workflowId)).toContain(r.workflowId);
     const rented = env.sim.ledger().filter((l) => !l.destroyed); // this file's simulator only
     expect(rented.length).toBeLessThanOrEqual(4);
-    for (const s of result.started) await cancelAndWait(env.client, s.workflowId);
+    await cancelStillRunning(
+      env.client,
+      [...result.started, ...again.started].map((s) => s.workflowId),
+    );
   });
 
   it('is created by an idempotent schedule setup with overlap SKIP', async () => {
