@@ -1,4 +1,5 @@
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import type { NotifyActivities } from '../activities/notify/activities.js';
 import type { StoreActivities } from '../activities/store/activities.js';
 import type { MachineRecord } from '../activities/store/queries.js';
 import type { VastActivities } from '../activities/vast/activities.js';
@@ -10,6 +11,15 @@ import type { OfferFacts } from './domain/types.js';
 
 const vast = proxyActivities<VastActivities>(vastApiOptions);
 const store = proxyLocalActivities<StoreActivities>(storeOptions);
+const settings = proxyLocalActivities<NotifyActivities>({ startToCloseTimeout: '5 seconds' });
+
+/**
+ * Whether the control worker has a webhook to tell (its NOTIFY_WEBHOOK_URL, which only it reads): what
+ * `deploy` and `schedule setup` pass the lifecycles they start as `notify`.
+ */
+export async function webhookCheck(): Promise<{ webhook: boolean }> {
+  return { webhook: await settings.webhookConfigured() };
+}
 
 export interface MachineAction {
   machineId: number;

@@ -44,7 +44,11 @@ export async function notify(deps: NotifyDeps, input: NotifyEvent): Promise<{ se
 }
 
 export function createNotifyActivities(deps: NotifyDeps) {
-  return { notify: (input: NotifyEvent) => notify(deps, input) };
+  return {
+    notify: (input: NotifyEvent) => notify(deps, input),
+    /** Whether this worker has a webhook: lifecycles started without one run no notify step at all. */
+    webhookConfigured: async () => Boolean(deps.url),
+  };
 }
 
 export type NotifyActivities = ReturnType<typeof createNotifyActivities>;

@@ -37,6 +37,8 @@ async function cli(
       env: {
         ...process.env,
         TEMPORAL_ADDRESS: inject('temporalAddress'),
+        // The reads (machines list, report, logs) query the store the control worker writes.
+        DATABASE_URL: inject('databaseUrl'),
         CONTROL_TASK_QUEUE: env.taskQueue,
         TEMPORAL_UI_URL: 'http://ui.example:8233',
         USER: 'tester',

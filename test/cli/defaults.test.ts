@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import { Command } from 'commander';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { registerFleet } from '../../workers/cli/commands/fleet.js';
+import { registerLifecycle } from '../../workers/cli/commands/lifecycle.js';
 import { registerSchedule } from '../../workers/cli/commands/schedule.js';
 import type { CliContext } from '../../workers/cli/context.js';
 import { ensureReconcilerSchedule, ensureScalerSchedule } from '../../workers/setup/schedules.js';
@@ -13,10 +14,15 @@ import * as registered from '../../workflows/index.js';
 import { killRequestSignal, lifecycleStatusQuery, promoteOverrideUpdate } from '../../workflows/definitions.js';
 import { LIFECYCLE_MESSAGES } from '../../workers/cli/messages.js';
 import type { FleetScalerInput } from '../../workflows/fleet-scaler.js';
+import type { LifecycleRequest } from '../../workflows/domain/types.js';
+import { offerOn } from '../helpers/store-rentals.js';
 
 /** What the commands sent: workflow starts and schedule creations, captured instead of a server. */
 interface Sent {
+  /** What the control worker answers webhookCheck: whether it has a webhook. */
+  webhook: boolean;
   executed: Array<{ args: unknown[] }>;
+  started: Array<{ args: unknown[] }>;
   scheduled: Array<{ scheduleId: string; action: { workflowType: unknown; args?: unknown[] } }>;
 }
 
@@ -31,10 +37,14 @@ function fakeClient(sent: Sent): Client {
   };
   return {
     workflow: {
-      execute: async (_wf: unknown, opts: { args: unknown[] }) => {
+      execute: async (wf: unknown, opts: { args: unknown[] }) => {
+        if (wf === 'webhookCheck') return { webhook: sent.webhook };
         sent.executed.push(opts);
+        if (wf === 'offerCheck') return { offer: offerOn(5), badMachine: null };
         return emptyReport;
       },
+      start: async (_wf: unknown, opts: { args: unknown[] }) => void sent.started.push(opts),
+      getHandle: () => ({ describe: () => Promise.reject(new Error('no such workflow')) }),
     },
     schedule: {
       create: async (opts: Sent['scheduled'][number]) => {
@@ -44,13 +54,19 @@ function fakeClient(sent: Sent): Client {
   } as unknown as Client;
 }
 
-async function runCli(args: string[]): Promise<Sent> {
-  const sent: Sent = { executed: [], scheduled: [] };
+async function runCli(args: string[], webhook = true): Promise<Sent> {
+  const sent: Sent = { webhook, executed: [], started: [], scheduled: [] };
   const client = fakeClient(sent);
-  const ctx = { temporal: async () => client, taskQueue: 'q', operator: 'tester' } as unknown as CliContext;
+  const ctx = {
+    temporal: async () => client,
+    uiLink: () => null,
+    taskQueue: 'q',
+    operator: 'tester',
+  } as unknown as CliContext;
   const program = new Command('gpu-fleet').exitOverride();
   registerFleet(program, ctx);
   registerSchedule(program, ctx);
+  registerLifecycle(program, ctx);
   await program.parseAsync(['node', 'gpu-fleet', ...args]);
   return sent;
 }
@@ -59,7 +75,7 @@ afterEach(() => vi.restoreAllMocks());
 
 describe('schedules name registered workflows', () => {
   it('start functions the control worker registers, by their own name', async () => {
-    const sent: Sent = { executed: [], scheduled: [] };
+    const sent: Sent = { webhook: true, executed: [], started: [], scheduled: [] };
     const client = fakeClient(sent);
     const input = { filter: DEFAULT_OFFER_FILTER } as unknown as FleetScalerInput;
     await ensureScalerSchedule(client, { intervalSec: 600, input });
@@ -110,5 +126,23 @@ describe('one default offer filter and minRate for the CLI', () => {
       gpuModels: ['A40'],
       verified: null,
     });
+  });
+});
+
+describe('a notify step only where the control worker has a webhook', () => {
+  const scalerLifecycle = (sent: Sent) =>
+    (sent.scheduled.find((s) => s.scheduleId === 'fleet-scaler')?.action.args?.[0] as FleetScalerInput).lifecycle;
+  const deployed = (sent: Sent) => sent.started[0]?.args[0] as LifecycleRequest;
+
+  it('deploy and schedule setup pass notify: false when the worker has none', async () => {
+    vi.spyOn(console, 'log').mockImplementation(() => undefined);
+    expect(deployed(await runCli(['deploy', '5'], false)).notify).toBe(false);
+    expect(scalerLifecycle(await runCli(['schedule', 'setup'], false))?.notify).toBe(false);
+  });
+
+  it('and leave the step in when it has one', async () => {
+    vi.spyOn(console, 'log').mockImplementation(() => undefined);
+    expect(deployed(await runCli(['deploy', '5'], true)).notify).toBe(true);
+    expect(scalerLifecycle(await runCli(['schedule', 'setup'], true))?.notify).toBeUndefined();
   });
 });

@@ -5,7 +5,7 @@ import type * as Workflows from '../../workflows/index.js';
 import { LIFECYCLE_WORKFLOW_TYPE } from '../../workflows/domain/task-queues.js';
 
 /** Workflow types the CLI runs for admin actions and the offer search: never lifecycles, so views filter them out. */
-export const ADMIN_WORKFLOW_TYPES = ['offerCheck', 'offerReport', 'machineAdmin'] satisfies Array<
+export const ADMIN_WORKFLOW_TYPES = ['offerCheck', 'offerReport', 'machineAdmin', 'webhookCheck'] satisfies Array<
   keyof typeof Workflows
 >;
 

@@ -50,14 +50,30 @@ async function ensureSchedule(client: Client, o: ScheduleOpts): Promise<'created
   }
 }
 
+/**
+ * The scaler's input as scheduled: with no webhook on the control worker (`webhook: false`), the
+ * lifecycles it starts run no notify step at all; unknown (undefined) leaves the input as given.
+ */
+export function scheduledScalerInput(input: FleetScalerInput, webhook?: boolean): FleetScalerInput {
+  return webhook === false ? { ...input, lifecycle: { ...input.lifecycle, notify: false } } : input;
+}
+
 export function ensureScalerSchedule(
   client: Client,
-  opts: { intervalSec: number; input: FleetScalerInput; taskQueue?: string; scheduleId?: string; paused?: boolean },
+  opts: {
+    intervalSec: number;
+    input: FleetScalerInput;
+    /** Whether the control worker has a webhook (the CLI asks it: workers/cli/webhook.ts). */
+    webhook?: boolean;
+    taskQueue?: string;
+    scheduleId?: string;
+    paused?: boolean;
+  },
 ): Promise<'created' | 'updated'> {
   return ensureSchedule(client, {
     scheduleId: opts.scheduleId ?? SCALER_SCHEDULE_ID,
     workflow: fleetScaler,
-    args: [opts.input] satisfies Parameters<typeof fleetScaler>,
+    args: [scheduledScalerInput(opts.input, opts.webhook)] satisfies Parameters<typeof fleetScaler>,
     intervalSec: opts.intervalSec,
     taskQueue: opts.taskQueue,
     paused: opts.paused,

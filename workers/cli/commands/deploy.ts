@@ -8,6 +8,7 @@ import { DEFAULT_MIN_RATE } from '../../../workflows/domain/policy/defaults.js';
 import { CliError, type CliContext, output } from '../context.js';
 import { fmtDph, fmtRate, fmtTime } from '../format.js';
 import { startClock } from '../units.js';
+import { workerHasWebhook } from '../webhook.js';
 
 // `deploy`, loaded only when it runs: the start summaries it writes are no read's business.
 
@@ -28,14 +29,14 @@ export async function deploy(ctx: CliContext, offerId: number, opts: DeployOpts)
     .catch(() => null);
   if (existing?.status.name === 'RUNNING')
     throw new CliError(`a lifecycle ${workflowId} for offer ${offerId} is already running; nothing deployed`);
-  const check = await client.workflow.execute<typeof Workflows.offerCheck>(
-    'offerCheck' satisfies keyof typeof Workflows,
-    {
+  const [check, webhook] = await Promise.all([
+    client.workflow.execute<typeof Workflows.offerCheck>('offerCheck' satisfies keyof typeof Workflows, {
       taskQueue: ctx.taskQueue,
       workflowId: `offer-check-${offerId}-${Date.now()}`,
       args: [{ offerId }],
-    },
-  );
+    }),
+    workerHasWebhook(client, ctx.taskQueue),
+  ]);
   if (!check.offer)
     throw new CliError(`offer ${offerId} is not on the market now (taken, or no such offer); nothing deployed`);
   const bad = check.badMachine && !check.badMachine.ignored ? check.badMachine : null;
@@ -59,6 +60,8 @@ export async function deploy(ctx: CliContext, offerId: number, opts: DeployOpts)
             // The operator's own bar for this rental: a kill judged on it does not mark the machine.
             ...(opts.minRate !== undefined ? { verdicts: { operatorBar: true } } : {}),
             clock: startClock(opts.timeScale),
+            // No webhook on the worker: no notify step in this lifecycle, rather than one that does nothing.
+            notify: webhook,
           },
         ],
         staticSummary: lifecycleStaticSummary(startFacts),

@@ -16,6 +16,7 @@ import {
 import { addSearchFlags, offerFilterOf, type SearchFlagOpts } from '../search-flags.js';
 import { capacityFromFlags, type CapacityFlags, capacityText } from '../capacity-flags.js';
 import { DEFAULT_MIN_RATE } from '../../../workflows/domain/policy/defaults.js';
+import { workerHasWebhook } from '../webhook.js';
 
 const KNOWN = `${SCALER_SCHEDULE_ID}, ${RECONCILER_SCHEDULE_ID}`;
 
@@ -178,6 +179,7 @@ async function setupSchedules(ctx: CliContext, setup: Command, o: SetupOpts): Pr
   const c = await ctx.temporal();
   const scaler = await ensureScalerSchedule(c, {
     intervalSec: o.every,
+    webhook: await workerHasWebhook(c, ctx.taskQueue),
     taskQueue: ctx.taskQueue,
     input: {
       targetRate: o.targetRate,
