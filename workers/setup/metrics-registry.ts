@@ -81,7 +81,9 @@ export function fleetMetricsSinks(r: FleetRegistry = fleetRegistry()): InjectedS
   return {
     fleetMetrics: {
       stageEntered: { fn: (_info, stage) => r.stageEntered.inc({ stage }) },
-      outcome: { fn: (_info, outcome, failureType, gpu) => r.outcomes.inc({ outcome, failure_type: failureType, gpu }) },
+      outcome: {
+        fn: (_info, outcome, failureType, gpu) => r.outcomes.inc({ outcome, failure_type: failureType, gpu }),
+      },
       benchRate: { fn: (_info, rate, gpu) => r.benchRate.observe({ gpu }, rate) },
       timeToVerdict: { fn: (_info, seconds, outcome) => r.timeToVerdict.observe({ outcome }, seconds) },
       gpuDollars: { fn: (_info, usd, outcome, phase, gpu) => r.gpuDollars.inc({ outcome, phase, gpu }, usd) },

@@ -44,7 +44,11 @@ function splitBind(bind: string): [string, number] {
   return [bind.slice(0, i), Number(bind.slice(i + 1))];
 }
 
-export async function serveMetrics(opts: { bind: string; registry?: Registry; sdkUrl?: string }): Promise<MetricsEndpoint> {
+export async function serveMetrics(opts: {
+  bind: string;
+  registry?: Registry;
+  sdkUrl?: string;
+}): Promise<MetricsEndpoint> {
   const server: Server = createServer((req, res) => {
     if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
       res.writeHead(404).end('not found: GET /metrics\n');
