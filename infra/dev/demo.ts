@@ -26,6 +26,7 @@ import { compressedLifecycle, type SimStack, startSimStack } from './sim-stack.j
 import { DEFAULT_MIN_RATE } from '../../workflows/domain/policy/defaults.js';
 import { DEFAULT_OFFER_FILTER } from '../../workflows/domain/policy/offer-filter.js';
 import { pollUntil } from './poll.js';
+import { prometheusOptions } from '../../workers/setup/runtime.js';
 
 /**
  * `npm run demo`: a simulated fleet on embedded defaults. Starts a Temporal dev server with its UI, an
@@ -39,6 +40,9 @@ const keepOpen = !process.argv.includes('--exit');
 // `--record <dir>`: save each lifecycle's history there, named by outcome (feeds test/replay/histories).
 const recordIdx = process.argv.indexOf('--record');
 const recordDir = recordIdx > 0 ? process.argv[recordIdx + 1] : undefined;
+// `--metrics <host:port>`: where the control worker's /metrics listens (default 127.0.0.1:9464, or a free port).
+const metricsIdx = process.argv.indexOf('--metrics');
+const metricsBind = metricsIdx > 0 ? process.argv[metricsIdx + 1] : undefined;
 const catalogueFile = process.env.DEMO_CATALOGUE ?? path.join(ROOT, 'infra/sim/scenarios/demo.json');
 
 async function portOr(preferred: number): Promise<number> {
@@ -109,15 +113,22 @@ for (const event of ['uncaughtException', 'unhandledRejection'] as const)
 process.once('exit', () => void stack?.vast.close());
 
 async function main(): Promise<void> {
+  // The SDK's exporter on a loopback port; the stack serves one /metrics with the fleet's families (runtime.ts).
+  const sdkBind = `127.0.0.1:${await freePort()}`;
   Runtime.install({
     logger: new DefaultLogger('ERROR'),
     // The native core's retry warnings (a server stopping under Ctrl-C) would otherwise go straight to stderr.
-    telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} } },
+    telemetryOptions: {
+      logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} },
+      metrics: { prometheus: prometheusOptions(sdkBind) },
+    },
     shutdownSignals: [],
   });
   const catalogue = CatalogueSchema.parse(JSON.parse(readFileSync(catalogueFile, 'utf8')));
 
-  stack = await startSimStack(catalogue.offers, { port: await portOr(7233), uiPort: await portOr(8233) }, say);
+  stack = await startSimStack(catalogue.offers, { port: await portOr(7233), uiPort: await portOr(8233) }, say, {
+    metrics: { bind: metricsBind ?? `127.0.0.1:${await portOr(9464)}`, sdkUrl: `http://${sdkBind}/metrics` },
+  });
   if (stopping) return;
   const { temporal, client, vast } = stack;
   say(`time runs ${Math.round(1 / scale)}x`);
@@ -247,6 +258,9 @@ async function main(): Promise<void> {
       `Killed ones:  ${ui}/namespaces/${temporal.namespace}/workflows?query=${encodeURIComponent('Outcome="killed"')}`,
     );
   }
+  // The control worker's one /metrics, as production serves it: point a Prometheus at it (docs/observability.md).
+  if (stack.metricsUrl)
+    console.log(`Metrics:      ${stack.metricsUrl} (Prometheus text; dashboard and alerts in infra/observability)`);
   console.log(
     `\nOperator CLI against this demo:\n  export TEMPORAL_ADDRESS=${temporal.address}${ui ? ` TEMPORAL_UI_URL=${ui}` : ''}\n  npx gpu-fleet fleet status\n  npx gpu-fleet report --by gpu`,
   );

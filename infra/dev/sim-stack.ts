@@ -9,6 +9,9 @@ import { startVastSim, type VastSim } from '../sim/vast/server.js';
 import { migrate } from '../sql/migrate.js';
 import { type DevServer, type DevServerOptions, startDevServer } from '../temporal/dev-server.js';
 import { createControlWorker } from '../../workers/setup/control-worker-factory.js';
+import { startFleetCollector } from '../../workers/setup/fleet-collector.js';
+import { fleetRegistry } from '../../workers/setup/metrics-registry.js';
+import { serveMetrics } from '../../workers/setup/metrics-server.js';
 import { DEFAULT_TIMEOUTS, DEFAULT_WATCH } from '../../workflows/domain/policy/defaults.js';
 
 export interface SimStack {
@@ -18,6 +21,8 @@ export interface SimStack {
   vast: VastSim;
   databaseUrl: string;
   embeddedDb: boolean;
+  /** The control worker's /metrics, as production serves it; null without `metrics`. */
+  metricsUrl: string | null;
   close(): Promise<void>;
 }
 
@@ -30,7 +35,11 @@ export async function startSimStack(
   offers: SimOffer[],
   server: DevServerOptions,
   log: (m: string) => void,
-  opts: { bootHost?: HostBooter } = {},
+  opts: {
+    bootHost?: HostBooter;
+    /** Serve /metrics at `bind` (port 0: a free one), with the SDK's exporter at `sdkUrl` appended. */
+    metrics?: { bind: string; sdkUrl?: string };
+  } = {},
 ): Promise<SimStack> {
   log('starting Temporal dev server (first run builds the CLI from the Go module proxy)…');
   const temporal = await startDevServer(server);
@@ -61,6 +70,9 @@ export async function startSimStack(
     { connection: nativeConnection, client },
   );
   const workerRun = worker.run();
+  // The production wiring (workers/control-worker.ts): the store's totals on a cadence, one /metrics.
+  const collector = opts.metrics ? startFleetCollector({ pool, client, intervalMs: 2000 }) : null;
+  const metrics = opts.metrics ? await serveMetrics({ ...opts.metrics, registry: fleetRegistry().registry }) : null;
   return {
     temporal,
     client,
@@ -68,11 +80,13 @@ export async function startSimStack(
     vast,
     databaseUrl,
     embeddedDb: embedded !== null,
+    metricsUrl: metrics?.url ?? null,
     async close() {
       // Each step runs even if an earlier one fails, so a stop never leaves hosts or servers behind;
       // the worker may already be stopping (a signal reached the SDK first).
       const steps: Array<[string, () => Promise<unknown>]> = [
         ['simulated Vast and its hosts', () => vast.close()],
+        ['metrics', async () => (collector?.stop(), await metrics?.close())],
         [
           'control worker',
           async () => {
