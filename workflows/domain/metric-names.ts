@@ -1,8 +1,7 @@
 /**
- * The fleet's event counters (name and help), shared by the workflows that increment them and the
- * worker that exports them at zero from startup (workers/setup/fleet-collector.ts), so a dashboard shows 0
- * rather than no data. The exporter appends `_total` to every counter (countersTotalSuffix):
- * fleet_destroy_failed is scraped as fleet_destroy_failed_total.
+ * The fleet's event counters (name and help) as the worker's registry exports them
+ * (workers/setup/metrics-registry.ts), at zero from startup, so a dashboard shows 0 rather than no data.
+ * The registry appends `_total`: fleet_destroy_failed is scraped as fleet_destroy_failed_total.
  */
 export const FLEET_EVENT_COUNTERS = {
   destroyFailed: { name: 'fleet_destroy_failed', help: 'destroys that failed; the instance may still bill' },
