@@ -1,7 +1,7 @@
-import { WorkflowNotFoundError } from '@temporalio/client';
 import { CommanderError } from 'commander';
 import { CliContext, CliError } from './cli/context.js';
 import { buildProgram } from './cli/program.js';
+import { sdk } from './cli/sdk.js';
 
 const ctx = new CliContext();
 const program = await buildProgram(ctx, process.argv.slice(2));
@@ -16,7 +16,7 @@ async function main(): Promise<number> {
       // Everything else is a usage error (a bare command group prints its help instead: program.ts).
       return 2;
     }
-    if (err instanceof WorkflowNotFoundError) {
+    if (err instanceof sdk.WorkflowNotFoundError) {
       console.error(
         `error: no workflow '${err.workflowId}' in namespace ${ctx.namespace} (check the id: gpu-fleet fleet status)`,
       );

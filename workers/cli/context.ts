@@ -1,7 +1,8 @@
-import { Client, Connection } from '@temporalio/client';
+import type { Client, Connection, ConnectionOptions } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
 import type pg from 'pg';
 import { CONTROL_TASK_QUEUE } from '../../workflows/domain/task-queues.js';
-import { connectionOptions, dataConverter, TemporalSecuritySchema } from '../setup/temporal-connection.js';
+import { sdk } from './sdk.js';
 
 /** A refusal or failure the operator must read; the CLI prints the message and exits with `exitCode`. */
 export class CliError extends Error {
@@ -15,6 +16,31 @@ export class CliError extends Error {
 
 export const DEFAULT_ADDRESS = '127.0.0.1:7233';
 
+/** What TemporalSecuritySchema reads (workers/setup/temporal-connection.ts); test/cli/defaults.test.ts keeps them one list. */
+export const SECURITY_VARIABLES = [
+  'TEMPORAL_TLS_CERT',
+  'TEMPORAL_TLS_KEY',
+  'TEMPORAL_TLS_CA',
+  'TEMPORAL_TLS_SERVER_NAME',
+  'TEMPORAL_API_KEY',
+  'PAYLOAD_KEYS',
+  'PAYLOAD_KEY_ID',
+] as const;
+
+/**
+ * The connection's options and data converter from the environment. A plaintext server without payload
+ * keys (the dev server) has nothing to parse, so the schema's module and zod (~70 ms of a CLI start) stay
+ * unloaded; with any of them set, the workers' own schema and functions decide, as for the workers.
+ */
+async function connectionSetup(
+  address: string,
+): Promise<{ options: ConnectionOptions & { address: string }; dataConverter: DataConverter }> {
+  if (SECURITY_VARIABLES.every((k) => !process.env[k])) return { options: { address }, dataConverter: {} };
+  const tc = await import('../setup/temporal-connection.js');
+  const security = tc.TemporalSecuritySchema.parse(process.env);
+  return { options: tc.connectionOptions(address, security), dataConverter: tc.dataConverter(security) };
+}
+
 /** One connection per CLI run, opened on first use so `--help` and usage errors never need a server. */
 export class CliContext {
   private conn: Connection | null = null;
@@ -27,19 +53,19 @@ export class CliContext {
 
   async temporal(): Promise<Client> {
     if (this.client) return this.client;
-    const security = TemporalSecuritySchema.parse(process.env);
+    const { options, dataConverter } = await connectionSetup(this.address);
     try {
-      this.conn = await Connection.connect({ ...connectionOptions(this.address, security), connectTimeout: '5s' });
+      this.conn = await sdk.Connection.connect({ ...options, connectTimeout: '5s' });
     } catch (err) {
       const from = process.env.TEMPORAL_ADDRESS ? 'TEMPORAL_ADDRESS' : `the default; set TEMPORAL_ADDRESS`;
       throw new CliError(
         `cannot reach the Temporal server at ${this.address} (${from}): ${err instanceof Error ? err.message : String(err)}`,
       );
     }
-    this.client = new Client({
+    this.client = new sdk.Client({
       connection: this.conn,
       namespace: this.namespace,
-      dataConverter: dataConverter(security),
+      dataConverter,
     });
     return this.client;
   }

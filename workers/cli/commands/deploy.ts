@@ -1,16 +1,16 @@
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 // Type-only: the CLI names workflows by their registered names, so a command does not load the workflow
 // code (and its imports) at start; `satisfies keyof typeof Workflows` keeps each name a registered one.
 import type * as Workflows from '../../../workflows/index.js';
 import { lifecycleStaticDetails, lifecycleStaticSummary } from '../../../workflows/ui/summaries.js';
 import { lifecycleWorkflowId } from '../../../workflows/domain/task-queues.js';
 import { DEFAULT_MIN_RATE } from '../../../workflows/domain/policy/defaults.js';
+import type { Command } from 'commander';
+import { minRateArg, offerIdArg } from '../args.js';
 import { CliError, type CliContext, output } from '../context.js';
 import { fmtDph, fmtRate, fmtTime } from '../format.js';
-import { startClock } from '../units.js';
+import { sdk } from '../sdk.js';
+import { addTimeScaleFlag, startClock } from '../units.js';
 import { workerHasWebhook } from '../webhook.js';
-
-// `deploy`, loaded only when it runs: the start summaries it writes are no read's business.
 
 export interface DeployOpts {
   minRate?: number;
@@ -69,7 +69,7 @@ export async function deploy(ctx: CliContext, offerId: number, opts: DeployOpts)
       },
     );
   } catch (err) {
-    if (err instanceof WorkflowExecutionAlreadyStartedError)
+    if (err instanceof sdk.WorkflowExecutionAlreadyStartedError)
       throw new CliError(`a lifecycle ${workflowId} for offer ${offerId} is already running; nothing deployed`);
     throw err;
   }
@@ -82,4 +82,16 @@ export async function deploy(ctx: CliContext, offerId: number, opts: DeployOpts)
       link ? `Temporal UI: ${link}` : 'Temporal UI: set TEMPORAL_UI_URL to get a link',
     ].join('\n'),
   );
+}
+
+/** `deploy`: its own module, so a read never loads what starting a lifecycle needs. */
+export function registerDeploy(program: Command, ctx: CliContext): void {
+  addTimeScaleFlag(
+    program
+      .command('deploy')
+      .description('start an instance lifecycle for a Vast offer (warns when its machine is marked bad)')
+      .argument('<offerId>', 'the Vast offer id (a whole number)', offerIdArg)
+      .option('--min-rate <proofs/h>', `keep/kill bar in proofs per hour (default ${DEFAULT_MIN_RATE})`, minRateArg)
+      .option('--json', 'print the result as JSON'),
+  ).action((offerId: number, opts: DeployOpts) => deploy(ctx, offerId, opts));
 }

@@ -1,15 +1,12 @@
-import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Command } from 'commander';
-import { minRateArg, offerIdArg, reasonArg, wholeNumber } from '../args.js';
+import { reasonArg, wholeNumber } from '../args.js';
 import { CliError, type CliContext, output } from '../context.js';
 import { addOutputFlags, emit, formatOf, type OutputOpts } from '../output-format.js';
 import { resolveLifecycleId, visibilityLister } from '../resolve.js';
 import { fields, fmtDph, fmtDuration, fmtRate, fmtTime, fmtUsd } from '../format.js';
 import { type StatusView, statusView } from '../status.js';
-import { addTimeScaleFlag } from '../units.js';
-import type { DeployOpts } from './deploy.js';
 import { updatePromote } from '../messages.js';
-import { DEFAULT_MIN_RATE } from '../../../workflows/domain/policy/defaults.js';
+import { sdk } from '../sdk.js';
 
 export function renderStatus(v: StatusView): string {
   const left = v.stageTimeLeftSec === null ? '' : `, ${fmtDuration(v.stageTimeLeftSec * 1000)} left of its time budget`;
@@ -60,17 +57,6 @@ export function renderStatus(v: StatusView): string {
       `simulated ${Math.round(1 / v.clock.scale)}x; rates, durations and $ shown in real time`,
     ]);
   return `${v.workflowId} (${v.execution.toLowerCase()})\n${fields(lines)}`;
-}
-
-function registerDeploy(program: Command, ctx: CliContext): void {
-  addTimeScaleFlag(
-    program
-      .command('deploy')
-      .description('start an instance lifecycle for a Vast offer (warns when its machine is marked bad)')
-      .argument('<offerId>', 'the Vast offer id (a whole number)', offerIdArg)
-      .option('--min-rate <proofs/h>', `keep/kill bar in proofs per hour (default ${DEFAULT_MIN_RATE})`, minRateArg)
-      .option('--json', 'print the result as JSON'),
-  ).action(async (offerId: number, opts: DeployOpts) => (await import('./deploy.js')).deploy(ctx, offerId, opts));
 }
 
 const LIFECYCLE_REF = 'the offer id, or the workflow id or a unique prefix of it';
@@ -148,7 +134,7 @@ async function promote(ctx: CliContext, ref: string, opts: { reason: string; jso
     );
   } catch (err) {
     // The lifecycle's validator refused it: print its reason ("verdict already given: killed …").
-    if (!(err instanceof WorkflowUpdateFailedError)) throw err;
+    if (!(err instanceof sdk.WorkflowUpdateFailedError)) throw err;
     const reason = err.cause instanceof Error ? err.cause.message : err.message;
     throw new CliError(`${workflowId} refused the promote override: ${reason}`);
   }
@@ -199,9 +185,8 @@ function registerLogs(program: Command, ctx: CliContext): void {
   );
 }
 
-/** deploy, status, kill, promote and logs: one lifecycle at a time. */
+/** status, kill, promote and logs: one existing lifecycle at a time (deploy, which starts one: deploy.ts). */
 export function registerLifecycle(program: Command, ctx: CliContext): void {
-  registerDeploy(program, ctx);
   registerStatus(program, ctx);
   registerKill(program, ctx);
   registerPromote(program, ctx);
