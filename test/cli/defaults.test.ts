@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import { Command } from 'commander';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { registerFleet } from '../../workers/cli/commands/fleet.js';
-import { registerLifecycle } from '../../workers/cli/commands/lifecycle.js';
+import { registerDeploy } from '../../workers/cli/commands/deploy.js';
 import { registerSchedule } from '../../workers/cli/commands/schedule.js';
 import type { CliContext } from '../../workers/cli/context.js';
 import { ensureReconcilerSchedule, ensureScalerSchedule } from '../../workers/setup/schedules.js';
@@ -13,6 +13,8 @@ import { ADMIN_WORKFLOW_TYPES } from '../../workers/cli/views.js';
 import * as registered from '../../workflows/index.js';
 import { killRequestSignal, lifecycleStatusQuery, promoteOverrideUpdate } from '../../workflows/definitions.js';
 import { LIFECYCLE_MESSAGES } from '../../workers/cli/messages.js';
+import { SECURITY_VARIABLES } from '../../workers/cli/context.js';
+import { TemporalSecuritySchema } from '../../workers/setup/temporal-connection.js';
 import type { FleetScalerInput } from '../../workflows/fleet-scaler.js';
 import type { LifecycleRequest } from '../../workflows/domain/types.js';
 import { offerOn } from '../helpers/store-rentals.js';
@@ -66,7 +68,7 @@ async function runCli(args: string[], webhook = true): Promise<Sent> {
   const program = new Command('gpu-fleet').exitOverride();
   registerFleet(program, ctx);
   registerSchedule(program, ctx);
-  registerLifecycle(program, ctx);
+  registerDeploy(program, ctx);
   await program.parseAsync(['node', 'gpu-fleet', ...args]);
   return sent;
 }
@@ -93,6 +95,10 @@ describe('workflow type names outside workflow code', () => {
   it('name registered workflows: the visibility activity lists lifecycles, the CLI leaves admin runs out', () => {
     expect(LIFECYCLE_WORKFLOW_TYPE).toBe(registered.instanceLifecycle.name);
     for (const name of ADMIN_WORKFLOW_TYPES) expect(Object.keys(registered)).toContain(name);
+  });
+
+  it('the CLI skips the security schema only when none of its variables is set', () => {
+    expect([...SECURITY_VARIABLES].sort()).toEqual(Object.keys(TemporalSecuritySchema.shape).sort());
   });
 
   it("the CLI's query, update and signal names are the lifecycle's own", () => {

@@ -7,6 +7,7 @@ import { Command, CommanderError } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { offerIdArg, refuseRepeatedOptions, writableFile } from '../../workers/cli/args.js';
 import { registerHistory } from '../../workers/cli/commands/history.js';
+import { registerDeploy } from '../../workers/cli/commands/deploy.js';
 import { registerLifecycle } from '../../workers/cli/commands/lifecycle.js';
 import { registerFleet } from '../../workers/cli/commands/fleet.js';
 import { renderReport } from '../../workers/cli/commands/report.js';
@@ -25,6 +26,7 @@ function program(): { cmd: Command; err: string[] } {
   const err: string[] = [];
   const cmd = new Command('gpu-fleet');
   const ctx = new CliContext();
+  registerDeploy(cmd, ctx);
   registerLifecycle(cmd, ctx);
   registerHistory(cmd, ctx);
   registerFleet(cmd, ctx);

@@ -1,4 +1,4 @@
-import type { Client } from '@temporalio/client';
+import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
 
 /**
  * When a lifecycle's chain of runs began. A promoted instance continues as new every few hundred
@@ -7,26 +7,10 @@ import type { Client } from '@temporalio/client';
  * closed, so the walk stops there).
  */
 export async function chainStart(client: Client, workflowId: string, currentStart: Date): Promise<Date> {
-  return chainStartOf(await runsOf(client, workflowId), currentStart);
-}
-
-/** A run of a workflow id as visibility lists it: when it started and how it ended. */
-export interface RunStart {
-  start: Date;
-  status: string;
-}
-
-/** Every run under a workflow id (visibility), for chainStartOf. */
-export async function runsOf(client: Client, workflowId: string): Promise<RunStart[]> {
-  const runs: RunStart[] = [];
+  const runs: Array<{ start: Date; status: string }> = [];
   for await (const wf of client.workflow.list({ query: `WorkflowId = ${JSON.stringify(workflowId)}` })) {
     runs.push({ start: wf.startTime, status: wf.status.name });
   }
-  return runs;
-}
-
-/** chainStart over runs already listed: `status` lists them beside its other calls, not after. */
-export function chainStartOf(runs: readonly RunStart[], currentStart: Date): Date {
   const older = runs
     .filter((r) => r.start.getTime() < currentStart.getTime())
     .sort((a, b) => b.start.getTime() - a.start.getTime());
@@ -36,4 +20,16 @@ export function chainStartOf(runs: readonly RunStart[], currentStart: Date): Dat
     start = r.start;
   }
   return start;
+}
+
+/**
+ * chainStart from a run's own description: the start of the first run of its chain (firstRunId, which
+ * continue-as-new keeps and a new rental under the same id does not), one describe more only for a run
+ * that continued as new; a server that does not say firstRunId gets chainStart's walk over the runs.
+ */
+export async function chainStartOf(client: Client, desc: WorkflowExecutionDescription): Promise<Date> {
+  const first = desc.raw.workflowExecutionInfo?.firstRunId;
+  if (!first) return chainStart(client, desc.workflowId, desc.startTime);
+  if (first === desc.runId) return desc.startTime;
+  return (await client.workflow.getHandle(desc.workflowId, first).describe()).startTime;
 }

@@ -1,12 +1,12 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import path from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
-import { z } from 'zod';
 
 /**
  * Argument parsers for commander. Each takes the text exactly as typed and refuses anything it would
  * otherwise have to reinterpret ('' as 0, 1e3 as 1000, 1e999 as Infinity, ids past 2^53, 046714145 as
- * 46714145), naming the field and the range it accepts.
+ * 46714145), naming the field and the range it accepts. A pattern and a range, no schema library: every
+ * CLI run parses its arguments, and loading zod costs a read ~70 ms (docs/cli.md, "Latency").
  */
 const WHOLE = /^(0|[1-9][0-9]*)$/;
 const DECIMAL = /^(0|[1-9][0-9]*)(\.[0-9]+)?$/;
@@ -15,11 +15,11 @@ const zeros = (text: string) => (LEADING_ZERO.test(text) ? ' (no leading zeros: 
 
 export function wholeNumber(field: string, min: number, max = Number.MAX_SAFE_INTEGER, unit = '') {
   const range = `a whole number from ${min} to ${max}${unit ? ` ${unit}` : ''}`;
-  const schema = z.string().regex(WHOLE).transform(Number).pipe(z.number().int().min(min).max(max));
   return (text: string): number => {
-    const r = schema.safeParse(text);
-    if (!r.success) throw new InvalidArgumentError(`${field} must be ${range}, got '${text}'${zeros(text)}`);
-    return r.data;
+    const n = WHOLE.test(text) ? Number(text) : NaN;
+    if (!(Number.isSafeInteger(n) && n >= min && n <= max))
+      throw new InvalidArgumentError(`${field} must be ${range}, got '${text}'${zeros(text)}`);
+    return n;
   };
 }
 
@@ -27,22 +27,11 @@ export function decimalNumber(field: string, min: number, max: number, unit: str
   const range = exclusiveMin
     ? `a number above ${min}, at most ${max} ${unit}`
     : `a number from ${min} to ${max} ${unit}`;
-  const schema = z
-    .string()
-    .regex(DECIMAL)
-    .transform(Number)
-    .pipe(
-      z
-        .number()
-        .finite()
-        .max(max)
-        .refine((n) => (exclusiveMin ? n > min : n >= min)),
-    );
   return (text: string): number => {
-    const r = schema.safeParse(text);
-    if (!r.success)
+    const n = DECIMAL.test(text) ? Number(text) : NaN;
+    if (!(Number.isFinite(n) && n <= max && (exclusiveMin ? n > min : n >= min)))
       throw new InvalidArgumentError(`${field} must be ${range} (plain decimal), got '${text}'${zeros(text)}`);
-    return r.data;
+    return n;
   };
 }
 

@@ -4,7 +4,8 @@ import { LIFECYCLE_WORKFLOW_TYPE } from '../../workflows/domain/task-queues.js';
 import { costAt, openLedger } from '../../workflows/domain/policy/cost.js';
 import type { Clock } from '../../workflows/domain/policy/clock.js';
 import { chainStart } from './age.js';
-import { memoClock, realAgeSec } from './units.js';
+import { memoClock } from './memo-clock.js';
+import { realAgeSec } from './units.js';
 
 export interface FleetRow {
   workflowId: string;

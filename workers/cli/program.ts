@@ -72,8 +72,9 @@ type Register = (program: Command, ctx: CliContext) => void;
  */
 const MODULES: Array<{ commands: string[]; load: () => Promise<Register> }> = [
   { commands: ['fleet', 'offers'], load: async () => (await import('./commands/fleet.js')).registerFleet },
+  { commands: ['deploy'], load: async () => (await import('./commands/deploy.js')).registerDeploy },
   {
-    commands: ['deploy', 'status', 'kill', 'promote', 'logs'],
+    commands: ['status', 'kill', 'promote', 'logs'],
     load: async () => (await import('./commands/lifecycle.js')).registerLifecycle,
   },
   { commands: ['machines'], load: async () => (await import('./commands/machines.js')).registerMachines },

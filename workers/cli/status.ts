@@ -1,7 +1,7 @@
 import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
 import { SA } from '../../workflows/domain/search-attributes.js';
 import type { LifecycleStatus } from '../../workflows/domain/types.js';
-import { chainStartOf, runsOf } from './age.js';
+import { chainStartOf } from './age.js';
 import { queryStatus } from './messages.js';
 import { costAt, type CostFigures } from '../../workflows/domain/policy/cost.js';
 import { type Clock, realRate } from '../../workflows/domain/policy/clock.js';
@@ -80,8 +80,8 @@ const ProgressShape = (v: unknown): v is { completed: number; requested: number;
 
 export async function statusView(client: Client, workflowId: string, now = Date.now()): Promise<StatusView> {
   const handle = client.workflow.getHandle(workflowId);
-  // One round trip's wait, not three: the query, the describe and the runs (for the rental's age) at once.
-  const [status, desc, runs] = await Promise.all([queryStatus(handle), handle.describe(), runsOf(client, workflowId)]);
+  // The query and the describe at once; the rental's age from the describe (its chain's first run).
+  const [status, desc] = await Promise.all([queryStatus(handle), handle.describe()]);
   const live = withActivity(status, desc);
   const sa = desc.typedSearchAttributes;
   // The lifecycle reports in real units; only what the CLI reads off clocks (heartbeats, ages) needs its clock.
@@ -112,7 +112,7 @@ export async function statusView(client: Client, workflowId: string, now = Date.
   const dph = sa.get(SA.dollarsPerHour) ?? null;
   const gpuCount = sa.get(SA.gpuCount) ?? 1;
   const model = sa.get(SA.gpuModel) ?? live.gpuName;
-  const start = chainStartOf(runs, desc.startTime);
+  const start = await chainStartOf(client, desc);
   const deadline = live.stageDeadline ? new Date(live.stageDeadline).getTime() : null;
   const cost = live.costLedger ? costAt(live.costLedger, now) : null;
   return {
