@@ -19,6 +19,8 @@ import { createControlWorker } from '../../workers/setup/control-worker-factory.
 import { WORKFLOWS_PATH } from '../../workers/setup/workflow-source.js';
 import { clockOf } from '../../workflows/domain/policy/clock.js';
 import { createLogger } from '../../workers/setup/logger.js';
+import { fleetRegistry } from '../../workers/setup/metrics-registry.js';
+import { serveMetrics } from '../../workers/setup/metrics-server.js';
 import { prometheusOptions } from '../../workers/setup/runtime.js';
 import { dataConverter } from '../../workers/setup/temporal-connection.js';
 import type { LifecycleRequest } from '../../workflows/domain/types.js';
@@ -32,7 +34,7 @@ export function workflowBundle(): Promise<{ code: string }> {
 
 // Expected kills are logged by the SDK at WARN; tests log only errors so real failures stand out. That
 // includes the native core's own logs (its gRPC retries while a fault test has the server down).
-export const METRICS_URL = `http://127.0.0.1:${await freePort()}/metrics`;
+const sdkMetricsBind = `127.0.0.1:${await freePort()}`;
 // A test that reads the workers' JSON log lines names a file here before it imports this module.
 const jsonLog = process.env.FLEET_ENV_JSON_LOG;
 Runtime.install({
@@ -40,9 +42,17 @@ Runtime.install({
   telemetryOptions: {
     logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }), forward: {} },
     // The production exporter's options, so tests see the metric names operators see.
-    metrics: { prometheus: prometheusOptions(new URL(METRICS_URL).host) },
+    metrics: { prometheus: prometheusOptions(sdkMetricsBind) },
   },
 });
+/** The control worker's one /metrics as production serves it: the fleet's families, then the SDK's. */
+export const METRICS_URL = (
+  await serveMetrics({
+    bind: '127.0.0.1:0',
+    registry: fleetRegistry().registry,
+    sdkUrl: `http://${sdkMetricsBind}/metrics`,
+  })
+).url;
 
 export const API_KEY = 'test-vast-key-' + randomUUID();
 

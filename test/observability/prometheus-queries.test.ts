@@ -7,8 +7,6 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse } from 'yaml';
 import { z } from 'zod';
 import { startFleetCollector, type FleetCollector } from '../../workers/setup/fleet-collector.js';
-import { fleetRegistry } from '../../workers/setup/metrics-registry.js';
-import { type MetricsEndpoint, serveMetrics } from '../../workers/setup/metrics-server.js';
 import { formatUsd } from '../../workflows/domain/policy/cost.js';
 import { ensureScalerSchedule } from '../../workers/setup/schedules.js';
 import { expectPromoted } from '../helpers/expect-promoted.js';
@@ -58,7 +56,6 @@ function metricNames(expr: string): string[] {
 let env: FleetEnv;
 let prom: Prom;
 let collector: FleetCollector;
-let metrics: MetricsEndpoint;
 const testStart = new Date().toISOString();
 let scalerInput: FleetScalerInput;
 const scheduleId = `test-scaler-${randomUUID()}`;
@@ -88,9 +85,8 @@ beforeAll(async () => {
     paused: true,
   });
   collector = startFleetCollector({ pool: env.pool, client: env.client, intervalMs: 500, scheduleId });
-  // The SDK's exporter (test/helpers/fleet-env.ts) behind our /metrics, as in the control worker.
-  metrics = await serveMetrics({ bind: '127.0.0.1:0', registry: fleetRegistry().registry, sdkUrl: METRICS_URL });
-  prom = await startPrometheus(new URL(metrics.url).host, [ALERTS]);
+  // The worker's one /metrics as production serves it (test/helpers/fleet-env.ts, metrics-server.ts).
+  prom = await startPrometheus(new URL(METRICS_URL).host, [ALERTS]);
 
   // A promote and a kill.
   const promoteId = `obs-promote-${healthy.id}`;
@@ -126,7 +122,7 @@ beforeAll(async () => {
   await pollUntil(
     'a failed workflow task in /metrics',
     async () =>
-      (await (await fetch(metrics.url)).text()).includes('temporal_workflow_task_execution_failed') ? 1 : undefined,
+      (await (await fetch(METRICS_URL)).text()).includes('temporal_workflow_task_execution_failed') ? 1 : undefined,
     { timeoutMs: 30_000, intervalMs: 250 },
   );
   await broken.terminate('test done');
@@ -150,7 +146,6 @@ afterAll(async () => {
   await promoted?.result().catch(() => undefined);
   collector?.stop();
   await prom?.close();
-  await metrics?.close();
   await env?.close();
   await env?.client.schedule
     .getHandle(scheduleId)
@@ -183,7 +178,7 @@ describe('dashboard and alert queries against a live Prometheus', () => {
   );
 
   it('the fleet metrics pass promtool check metrics as served (naming, unit and label conventions)', async () => {
-    const text = await (await fetch(metrics.url)).text();
+    const text = await (await fetch(METRICS_URL)).text();
     const fleet = text
       .split('\n')
       .filter((l) => /^(# (HELP|TYPE) )?fleet_/.test(l))
@@ -236,7 +231,7 @@ describe('dashboard and alert queries against a live Prometheus', () => {
   });
 
   it('two kills under $1 read the same to the cent in /metrics, status, report and the UI details', async () => {
-    const text = await (await fetch(metrics.url)).text();
+    const text = await (await fetch(METRICS_URL)).text();
     const report = ReportJson.parse(
       JSON.parse((await cli('report', '--since', testStart, '--by', 'gpu', '--json')).stdout),
     );

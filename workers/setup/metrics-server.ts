@@ -66,6 +66,8 @@ export async function serveMetrics(opts: {
     server.once('error', reject);
     server.listen(port, host, () => resolve());
   });
+  // The worker's run keeps the process alive, not its metrics.
+  server.unref();
   const addr = server.address() as AddressInfo;
   const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   return {
