@@ -30,6 +30,7 @@ environment:
   TEMPORAL_UI_URL     web UI base, for links (default http://127.0.0.1:8233 with the default address)
   CONTROL_TASK_QUEUE  control worker queue (default "${CONTROL_TASK_QUEUE}")
   USER                recorded as the operator
+  DATABASE_URL        the control worker's Postgres, read by machines list, report and logs
 Run "gpu-fleet <command> --help" for a command's options.`;
 
 function fullName(cmd: Command): string {
@@ -85,12 +86,15 @@ const MODULES: Array<{ commands: string[]; load: () => Promise<Register> }> = [
 ];
 
 /**
- * `gpu-fleet`: the operator's CLI. Every command acts through Temporal (start, signal, cancel, schedules).
+ * `gpu-fleet`: the operator's CLI. Every action goes through Temporal (start, signal, cancel, schedules);
+ * reads come from queries, visibility or the store.
  * `args` (after node and the script) picks the one module to load; without a known command first, all.
  */
 export async function buildProgram(ctx: CliContext, args: readonly string[] = []): Promise<Command> {
   const program = new Command('gpu-fleet')
-    .description('gpu-fleet operator CLI: every command acts through Temporal (workflows, signals, schedules)')
+    .description(
+      'gpu-fleet operator CLI: every action goes through Temporal (workflows, signals, schedules); reads run no workflow',
+    )
     .version(packageVersion(), '-V, --version', 'print the version')
     .addHelpText('after', ENVIRONMENT);
   const first = args[0];
