@@ -231,6 +231,7 @@ describe('dashboard and alert queries against a live Prometheus', () => {
   });
 
   it('two kills under $1 read the same to the cent in /metrics, status, report and the UI details', async () => {
+    // Not `fleet status`: it lists running lifecycles only (workers/cli/fleet.ts), so a killed host is not in it.
     const text = await (await fetch(METRICS_URL)).text();
     const report = ReportJson.parse(
       JSON.parse((await cli('report', '--since', testStart, '--by', 'gpu', '--json')).stdout),
