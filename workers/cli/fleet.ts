@@ -1,9 +1,9 @@
-import type { Client } from '@temporalio/client';
+import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { SA } from '../../workflows/domain/search-attributes.js';
 import { LIFECYCLE_WORKFLOW_TYPE } from '../../workflows/domain/task-queues.js';
 import { costAt, openLedger } from '../../workflows/domain/policy/cost.js';
 import type { Clock } from '../../workflows/domain/policy/clock.js';
-import { chainStart } from './age.js';
+import { chainStartOfRuns, runsByWorkflowId } from './age.js';
 import { memoClock } from './memo-clock.js';
 import { realAgeSec } from './units.js';
 
@@ -55,14 +55,21 @@ export function costToDate(
 
 /** Running lifecycles from Temporal visibility, with the search attributes they keep current. */
 export async function fleetStatus(client: Client, now = Date.now()): Promise<FleetRow[]> {
-  const rows: FleetRow[] = [];
+  const running: WorkflowExecutionInfo[] = [];
   for await (const wf of client.workflow.list({
     query: `WorkflowType = "${LIFECYCLE_WORKFLOW_TYPE}" AND ExecutionStatus = "Running"`,
-  })) {
+  }))
+    running.push(wf);
+  const runs = await runsByWorkflowId(
+    client,
+    running.map((wf) => wf.workflowId),
+  );
+  const rows: FleetRow[] = [];
+  for (const wf of running) {
     const sa = wf.typedSearchAttributes;
     const model = sa.get(SA.gpuModel);
     const rate = sa.get(SA.benchRate);
-    const start = await chainStart(client, wf.workflowId, wf.startTime);
+    const start = chainStartOfRuns(runs.get(wf.workflowId) ?? [], wf.startTime);
     rows.push({
       workflowId: wf.workflowId,
       instanceId: sa.get(SA.vastInstanceId) ?? null,
