@@ -262,7 +262,9 @@ async function main(): Promise<void> {
   if (stack.metricsUrl)
     console.log(`Metrics:      ${stack.metricsUrl} (Prometheus text; dashboard and alerts in infra/observability)`);
   console.log(
-    `\nOperator CLI against this demo:\n  export TEMPORAL_ADDRESS=${temporal.address}${ui ? ` TEMPORAL_UI_URL=${ui}` : ''}\n  npx gpu-fleet fleet status\n  npx gpu-fleet report --by gpu`,
+    // The store's reads (report, machines, logs) need its URL; printed only for the embedded one, since a
+    // user's own DATABASE_URL may carry a password.
+    `\nOperator CLI against this demo:\n  export TEMPORAL_ADDRESS=${temporal.address}${ui ? ` TEMPORAL_UI_URL=${ui}` : ''}${stack.embeddedDb ? ` DATABASE_URL=${stack.databaseUrl}` : ''}\n  npx gpu-fleet fleet status\n  npx gpu-fleet report --by gpu`,
   );
   const leaked = vast
     .ledger()
