@@ -102,3 +102,17 @@ export function refuseRepeatedOptions(cmd: Command): void {
     });
   }
 }
+
+const SPAN_UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/**
+ * A span back from now in ms, written as `report --since` writes one (90m, 24h, 7d): a whole number of
+ * minutes, hours or days, at least 1.
+ */
+export function spanArg(field: string) {
+  return (text: string): number => {
+    const m = /^([1-9][0-9]{0,5})([mhd])$/.exec(text);
+    if (!m) throw new InvalidArgumentError(`${field} must be a span back from now (30m, 2h, 1d), got '${text}'`);
+    return Number(m[1]) * SPAN_UNIT_MS[m[2] as keyof typeof SPAN_UNIT_MS];
+  };
+}
