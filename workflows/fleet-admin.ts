@@ -5,9 +5,11 @@ import type { MachineRecord } from '../activities/store/queries.js';
 import type { VastActivities } from '../activities/vast/activities.js';
 import { storeOptions, vastApiOptions } from './activity-options.js';
 import { DEFAULT_DISK_GB } from './domain/policy/defaults.js';
-import { type RankedOffer, rankOffers } from './domain/policy/offer-ranking.js';
+import { type LeftOutOffer, offerPreview } from './domain/policy/scaler-ranking.js';
+import type { ValuedOffer } from './domain/policy/value-ranking.js';
 import { type OfferFilter, offerQuery } from './domain/policy/offer-filter.js';
 import type { OfferFacts } from './domain/types.js';
+import { DEFAULT_INCONCLUSIVE_RETRIES, DEFAULT_INCONCLUSIVE_WINDOW_SEC } from './fleet-scaler.js';
 
 const vast = proxyActivities<VastActivities>(vastApiOptions);
 const store = proxyLocalActivities<StoreActivities>(storeOptions);
@@ -41,30 +43,46 @@ export async function machineAdmin(a: MachineAction): Promise<{ changed: boolean
   return { changed };
 }
 
-/**
- * Current offers ranked with what benchmarks taught (the CLI's `offers`, whose Vast search needs the
- * worker's key); bad machines are dropped, and their marks come back so the CLI names them with why.
- */
-export async function offerReport(input: { filter: OfferFilter; minRate: number; diskGb?: number }): Promise<{
-  known: RankedOffer[];
-  explore: RankedOffer[];
+/** What `gpu-fleet offers` shows: the scaler's ranking of the offers now, and what it left out and why. */
+export interface OfferReport {
+  /** Best first, as the scaler would rent them: each with its predicted proofs/h, upper bound, score and source. */
+  ranked: Array<ValuedOffer & OfferFacts>;
+  /** Offers the ranking left out, each with its reason. */
+  leftOut: LeftOutOffer[];
   badMachines: number[];
   /** The marks of the bad machines above (reason, by the rule or an operator, when). */
   excluded: MachineRecord[];
+  /** Machines resting after recent inconclusive verdicts (at the scaler's default window and retries). */
+  restingMachines: number[];
   /** Offer rows Vast sent that lacked what we need (count, first reason). */
   dropped: { count: number; firstReason: string | null };
-}> {
-  const [search, perf, bad, marks] = await Promise.all([
+}
+
+/**
+ * Current offers ranked as the scaler ranks them (the CLI's `offers`, whose Vast search needs the worker's
+ * key): the same store reads and the same ranking (scaler-ranking.ts), so the preview's order is the order
+ * the scaler rents in. Bad machines' marks come back so the CLI names them with why.
+ */
+export async function offerReport(input: {
+  filter: OfferFilter;
+  minRate: number;
+  diskGb?: number;
+}): Promise<OfferReport> {
+  const [search, rented, samples, bad, resting, marks] = await Promise.all([
     vast.searchOffers(offerQuery(input.filter, input.diskGb ?? DEFAULT_DISK_GB)),
-    store.perfHistory(),
+    store.rentedInstances(),
+    store.perfSamples(),
     store.listBadMachines(),
+    store.restingMachines({ windowSec: DEFAULT_INCONCLUSIVE_WINDOW_SEC, retries: DEFAULT_INCONCLUSIVE_RETRIES }),
     store.machineRecords({}),
   ]);
-  const excluded = marks.filter((m) => bad.includes(m.machineId));
+  const { ranked, leftOut } = offerPreview(search.offers, rented, samples, { bad, resting }, input.minRate);
   return {
-    ...rankOffers(search.offers, perf, bad, input.minRate),
+    ranked,
+    leftOut,
     badMachines: bad,
-    excluded,
+    excluded: marks.filter((m) => bad.includes(m.machineId)),
+    restingMachines: resting,
     dropped: search.dropped,
   };
 }

@@ -31,10 +31,11 @@ interface Sent {
 function fakeClient(sent: Sent): Client {
   // offers runs offerReport: its answer, empty.
   const emptyReport = {
-    known: [],
-    explore: [],
+    ranked: [],
+    leftOut: [],
     badMachines: [],
     excluded: [],
+    restingMachines: [],
     dropped: { count: 0, firstReason: null },
   };
   return {

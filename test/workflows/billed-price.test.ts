@@ -47,10 +47,10 @@ describe('ranked, budgeted and watched on the price Vast bills', () => {
       workflowId: `offer-report-storage-${offers.plain.id}`,
       args: [{ filter, minRate: MIN_RATE, diskGb: DISK_GB }],
     });
-    const ranked = report.explore.map((o) => o.offerId);
+    const ranked = report.ranked.map((o) => o.offerId);
     // At 8 GiB both heavy offers look cheapest; at 200 GB the plain one is.
     expect(ranked[0]).toBe(offers.plain.id);
-    const h = report.explore.find((o) => o.offerId === offers.heavy.id)!;
+    const h = report.ranked.find((o) => o.offerId === offers.heavy.id)!;
     expect(h.dphTotal).toBeCloseTo(billed(offers.heavy), 4);
     // Vast priced the search for our disk: three times the price it shows at its 8 GiB default.
     expect(h.searchedDph).toBeCloseTo(h.dphTotal, 6);
@@ -60,7 +60,7 @@ describe('ranked, budgeted and watched on the price Vast bills', () => {
       workflowId: `offer-report-storage-capped-${offers.plain.id}`,
       args: [{ filter: { ...filter, maxOfferDph: 0.35 }, minRate: MIN_RATE, diskGb: DISK_GB }],
     });
-    expect(capped.explore.map((o) => o.offerId)).toEqual([offers.plain.id]);
+    expect(capped.ranked.map((o) => o.offerId)).toEqual([offers.plain.id]);
   });
 
   it('keeps the fleet budget on billed prices: a storage-heavy offer does not fit where its search price would', async () => {

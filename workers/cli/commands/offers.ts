@@ -1,7 +1,8 @@
 // Type-only: the workflow is started by its registered name, without loading workflow code at start.
 import type * as Workflows from '../../../workflows/index.js';
 import type { MachineRecord } from '../../../activities/store/queries.js';
-import type { RankedOffer } from '../../../workflows/domain/policy/offer-ranking.js';
+import type { LeftOutOffer } from '../../../workflows/domain/policy/scaler-ranking.js';
+import type { ValuedOffer } from '../../../workflows/domain/policy/value-ranking.js';
 import { offerFilterOf, type SearchFlagOpts } from '../search-flags.js';
 import type { CliContext } from '../context.js';
 import { fmtDph, fmtGb, fmtRate, fmtTime, table } from '../format.js';
@@ -17,10 +18,25 @@ interface OfferRow {
   dollarsPerHour: number;
   /** $/h as Vast's search quoted it, before our disk's storage was priced in. */
   searchedDollarsPerHour: number | null;
-  /** The ranking's score: predicted proofs/h per $/h (exploration offers rank by price instead). */
+  /** Proofs/h expected (the prediction's median). */
+  predictedProofsPerHour: number;
+  /** Proofs/h at the upper confidence bound: what the scaler ranks by. */
+  upperProofsPerHour: number;
+  /** The rank: proofs/h at the bound per billed $/h. */
   score: number;
+  /** What the prediction rests on: machine, class, model, prior or unknown (value-ranking.ts). */
+  source: ValuedOffer['source'];
+}
+
+/** An offer the ranking left out, and why (the scaler passes it over for the same reason). */
+interface LeftOutRow {
+  offerId: number;
+  machineId: number;
+  gpu: string;
+  dollarsPerHour: number;
+  reason: LeftOutOffer['reason'];
   predictedProofsPerHour: number | null;
-  from: RankedOffer['source'];
+  upperProofsPerHour: number | null;
 }
 
 /** A machine whose offers were left out, and why: the bad mark as recorded (by the rule or an operator). */
@@ -31,7 +47,9 @@ interface Excluded {
   markedAt: string | null;
 }
 
-function row(o: RankedOffer): OfferRow {
+const tenth = (x: number) => Math.round(x * 10) / 10;
+
+function row(o: ValuedOffer): OfferRow {
   return {
     offerId: o.offerId,
     machineId: o.machineId,
@@ -39,9 +57,22 @@ function row(o: RankedOffer): OfferRow {
     ramMb: o.cpuRamMb,
     dollarsPerHour: o.dphTotal,
     searchedDollarsPerHour: o.searchedDph ?? null,
-    score: o.score,
-    predictedProofsPerHour: o.predictedRate === null ? null : Math.round(o.predictedRate * 10) / 10,
-    from: o.source,
+    predictedProofsPerHour: tenth(o.predictedRate),
+    upperProofsPerHour: tenth(o.upperRate),
+    score: tenth(o.score),
+    source: o.source,
+  };
+}
+
+function leftOutRow(o: LeftOutOffer): LeftOutRow {
+  return {
+    offerId: o.offerId,
+    machineId: o.machineId,
+    gpu: `${o.numGpus}x ${o.gpuName}`,
+    dollarsPerHour: o.dphTotal,
+    reason: o.reason,
+    predictedProofsPerHour: o.predictedRate === undefined ? null : tenth(o.predictedRate),
+    upperProofsPerHour: o.upperRate === undefined ? null : tenth(o.upperRate),
   };
 }
 
@@ -55,19 +86,50 @@ function renderTable(rows: OfferRow[], wide: boolean): string {
       RAM: fmtGb(o.ramMb),
       price: fmtDph(o.dollarsPerHour),
       ...(wide ? { 'search quoted': o.searchedDollarsPerHour === null ? '-' : fmtDph(o.searchedDollarsPerHour) } : {}),
-      'predicted rate': o.predictedProofsPerHour === null ? 'unknown' : fmtRate(o.predictedProofsPerHour),
-      'per $':
-        o.predictedProofsPerHour === null
-          ? '-'
-          : `${(o.predictedProofsPerHour / o.dollarsPerHour).toFixed(1)} proofs/$`,
-      from: o.from,
-      ...(wide ? { score: o.score.toFixed(2) } : {}),
+      predicted: fmtRate(o.predictedProofsPerHour),
+      bound: fmtRate(o.upperProofsPerHour),
+      'per $ at bound': `${o.score.toFixed(1)} proofs/$`,
+      source: o.source,
     })),
   );
 }
 
-/** What was left out, named: each bad machine with its mark, and Vast's unusable rows. */
-export function renderExcluded(excluded: Excluded[], dropped: { count: number; firstReason: string | null }): string {
+/** Why an offer is not in the table, in the operator's words. */
+function reasonText(o: LeftOutRow, minRate: number): string {
+  switch (o.reason) {
+    case 'rented':
+      return 'an open rental of ours holds it';
+    case 'bad':
+      return 'its machine is marked bad (below)';
+    case 'resting':
+      return 'its machine rests after a recent inconclusive verdict';
+    case 'free':
+      return 'priced at $0/h (not a real offer)';
+    case 'same machine':
+      return 'another offer of its machine ranks instead';
+    case 'under min rate':
+      return `under --min-rate ${minRate} even at its bound (${fmtRate(o.predictedProofsPerHour)}, bound ${fmtRate(o.upperProofsPerHour)})`;
+  }
+}
+
+const LEGEND =
+  'predicted: expected proofs/h; bound: the upper confidence bound the scaler ranks by (best per $ first); ' +
+  'source: machine (its own benchmark), class (its model, GPU count and RAM), model, prior (reference figure) or unknown';
+
+/**
+ * What was left out, named: each bad machine with its mark (and its offers in this search), each other offer
+ * the ranking passed over with why, and Vast's unusable rows.
+ */
+export function renderExcluded(
+  excluded: Excluded[],
+  leftOut: LeftOutRow[],
+  dropped: { count: number; firstReason: string | null },
+  minRate: number,
+): string {
+  const offersOn = (machineId: number) => {
+    const ids = leftOut.filter((o) => o.reason === 'bad' && o.machineId === machineId).map((o) => o.offerId);
+    return ids.length === 0 ? '' : `; offer(s) ${ids.join(', ')}`;
+  };
   const lines =
     excluded.length === 0
       ? ['no machine is marked bad: nothing excluded']
@@ -75,9 +137,17 @@ export function renderExcluded(excluded: Excluded[], dropped: { count: number; f
           `offers on ${excluded.length} machine(s) marked bad are excluded:`,
           ...excluded.map(
             (m) =>
-              `  machine ${m.machineId}: ${m.reason} (marked by ${m.markedBy}${m.markedAt ? `, ${fmtTime(m.markedAt)}` : ''})`,
+              `  machine ${m.machineId}: ${m.reason} (marked by ${m.markedBy}${m.markedAt ? `, ${fmtTime(m.markedAt)}` : ''})${offersOn(m.machineId)}`,
           ),
         ];
+  const passed = leftOut.filter((o) => o.reason !== 'bad');
+  if (passed.length > 0) {
+    lines.push(`${passed.length} offer(s) left out by the ranking:`);
+    for (const o of passed)
+      lines.push(
+        `  offer ${o.offerId} (machine ${o.machineId}, ${o.gpu}, ${fmtDph(o.dollarsPerHour)}): ${reasonText(o, minRate)}`,
+      );
+  }
   if (dropped.count > 0)
     lines.push(`${dropped.count} offer row(s) from Vast unusable, left out (first: ${dropped.firstReason})`);
   return lines.join('\n');
@@ -97,8 +167,9 @@ function excludedOf(bad: number[], records: MachineRecord[]): Excluded[] {
 }
 
 /**
- * Offers ranked by the scaler's own ranking, run as a workflow so Vast's key stays with the worker; it
- * returns the excluded machines' marks too, so they are named with their reasons.
+ * Offers ranked by the scaler's own ranking (offerReport runs rankForRunByValue on the scaler's inputs), run as
+ * a workflow so Vast's key stays with the worker; every offer it left out comes back with why, and the bad
+ * machines' marks, so nothing the search found is missing unexplained.
  */
 export async function offers(ctx: CliContext, opts: OffersOpts): Promise<void> {
   const client = await ctx.temporal();
@@ -110,15 +181,23 @@ export async function offers(ctx: CliContext, opts: OffersOpts): Promise<void> {
       args: [{ filter: offerFilterOf(opts), minRate: opts.minRate }],
     },
   );
-  const rows = [...report.known, ...report.explore].map(row);
+  const rows = report.ranked.map(row);
+  const leftOut = report.leftOut.map(leftOutRow);
   const excluded = excludedOf(report.badMachines, report.excluded);
-  const tail = () => renderExcluded(excluded, report.dropped);
+  const tail = () => renderExcluded(excluded, leftOut, report.dropped, opts.minRate);
+  const legend = rows.length > 0 ? `${LEGEND}\n` : '';
   emit(
     opts,
-    { offers: rows, excludedMachines: excluded, droppedRows: report.dropped },
     {
-      text: () => `${renderTable(rows, false)}\n${tail()}`,
-      wide: () => `${renderTable(rows, true)}\n${tail()}`,
+      offers: rows,
+      leftOut,
+      excludedMachines: excluded,
+      restingMachines: report.restingMachines,
+      droppedRows: report.dropped,
+    },
+    {
+      text: () => `${renderTable(rows, false)}\n${legend}${tail()}`,
+      wide: () => `${renderTable(rows, true)}\n${legend}${tail()}`,
       names: () => rows.map((o) => String(o.offerId)),
     },
   );

@@ -1,8 +1,8 @@
 import type { OpenRentalRow, RunningRentalKey } from './fleet-figures.js';
 import type { KeptHost } from './keep-by-dollar.js';
 import type { OfferCandidate } from './offer-ranking.js';
-import { type PerfSample, predictRate } from './predictions.js';
-import { rankByValue, type ValuedOffer } from './value-ranking.js';
+import { type PerfSample, predictRate, rateAt } from './predictions.js';
+import { rankByValue, UCB_Z, type ValuedOffer } from './value-ranking.js';
 
 /**
  * A store row of an open rental with the hardware of its offer (the instances row's columns). A lifecycle
@@ -73,4 +73,63 @@ export function rankForRunByValue<O extends OfferCandidate>(
     notRentable,
     minRate,
   );
+}
+
+/** Why the ranking left an offer out (the scaler passes it over for the same reason). */
+export type LeftOutReason = 'rented' | 'bad' | 'resting' | 'free' | 'same machine' | 'under min rate';
+
+/** An offer the preview names beside the ranking: what it is, why it is out, and for `under min rate` its figures. */
+export interface LeftOutOffer extends OfferCandidate {
+  reason: LeftOutReason;
+  predictedRate?: number;
+  upperRate?: number;
+  source?: ValuedOffer['source'];
+}
+
+/**
+ * The operator's preview (`gpu-fleet offers`): the scaler's own ranking (rankForRunByValue on the same
+ * inputs), and each offer it left out with why, so the preview cannot order offers otherwise than the
+ * scaler rents them and an absent offer is never unexplained.
+ */
+export function offerPreview<O extends OfferCandidate>(
+  offers: readonly O[],
+  rented: ReadonlyArray<{ offerId: number }>,
+  samples: readonly PerfSample[],
+  out: { bad: readonly number[]; resting: readonly number[] },
+  minRate: number,
+): { ranked: Array<ValuedOffer & O>; leftOut: LeftOutOffer[] } {
+  const ranked = rankForRunByValue(offers, rented, samples, [...out.bad, ...out.resting], minRate);
+  const rankedIds = new Set(ranked.map((o) => o.offerId));
+  const rankedMachines = new Set(ranked.map((o) => o.machineId));
+  const busy = new Set(rented.map((r) => r.offerId));
+  const why = (o: O): Omit<LeftOutOffer, keyof OfferCandidate> => {
+    if (busy.has(o.offerId)) return { reason: 'rented' };
+    if (out.bad.includes(o.machineId)) return { reason: 'bad' };
+    if (out.resting.includes(o.machineId)) return { reason: 'resting' };
+    if (!(o.dphTotal > 0)) return { reason: 'free' };
+    if (rankedMachines.has(o.machineId)) return { reason: 'same machine' };
+    const p = predictRate(o, samples);
+    const upperRate = rateAt(p, UCB_Z);
+    // The same rule as rankByValue's: a machine by its own benchmark, any other offer by its bound.
+    const under = p.source === 'machine' ? p.rate < minRate : upperRate < minRate;
+    return under
+      ? { reason: 'under min rate', predictedRate: p.rate, upperRate, source: p.source }
+      : { reason: 'same machine' };
+  };
+  const leftOut = offers.filter((o) => !rankedIds.has(o.offerId)).map((o) => ({ ...candidateOf(o), ...why(o) }));
+  return { ranked, leftOut };
+}
+
+/** The candidate's own fields, without whatever else the search row carries. */
+function candidateOf(o: OfferCandidate): OfferCandidate {
+  const { offerId, machineId, gpuName, numGpus, cpuRamMb, dphTotal, searchedDph } = o;
+  return {
+    offerId,
+    machineId,
+    gpuName,
+    numGpus,
+    cpuRamMb,
+    dphTotal,
+    ...(searchedDph !== undefined ? { searchedDph } : {}),
+  };
 }
