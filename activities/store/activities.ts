@@ -52,13 +52,10 @@ function storeActivities(deps: StoreActivityDeps) {
     machineStanding: (input: Parameters<typeof reads.machineStanding>[1]) => reads.machineStanding(deps, input),
     rentalNumber: (input: Parameters<typeof reads.rentalNumber>[1]) => reads.rentalNumber(deps, input),
     listBadMachines: () => reads.listBadMachines(deps),
-    perfHistory: () => reads.perfHistory(deps),
     perfSamples: () => reads.perfSamples(deps),
     rentedInstances: () => reads.rentedInstances(deps),
     workflowForLabel: (label: string) => reads.workflowForLabel(deps, label),
     machineRecords: (input: { machineId?: number } = {}) => operator.machineRecords(deps, input),
-    logTails: (workflowId: string) => operator.logTails(deps, workflowId),
-    spendReport: (input: Parameters<typeof operator.fleetSpend>[1]) => operator.fleetSpend(deps, input),
     markMachine: (input: Parameters<typeof operator.markMachine>[1]) => operator.markMachine(deps, input),
   };
 }

@@ -1,4 +1,3 @@
-import type { PerfHistory } from '../../workflows/domain/policy/offer-ranking.js';
 import type { PerfSample } from '../../workflows/domain/policy/predictions.js';
 import { FAILURE_VERDICTS } from '../../workflows/domain/policy/verdicts.js';
 import type { StoreDeps } from './deps.js';
@@ -35,24 +34,6 @@ export function listBadMachines({ pool }: StoreDeps): Promise<number[]> {
 /** What the scaler's predictions learn from (predictions.ts): each machine's last benchmark and hardware. */
 export function perfSamples({ pool }: StoreDeps): Promise<PerfSample[]> {
   return q.perfSamples(pool);
-}
-
-/**
- * The offers preview's history (fleet-admin.ts): per machine its last benchmark; per GPU model the mean
- * rate per GPU over its machines.
- */
-export async function perfHistory({ pool }: StoreDeps): Promise<PerfHistory> {
-  const rows = await q.perfByMachine(pool);
-  const byMachine: Record<string, number> = {};
-  const sums: Record<string, { total: number; n: number }> = {};
-  for (const r of rows) {
-    byMachine[String(r.machineId)] = r.rate;
-    const s = (sums[r.gpuName] ??= { total: 0, n: 0 });
-    s.total += r.rate / Math.max(1, r.numGpus);
-    s.n++;
-  }
-  const perGpuByModel = Object.fromEntries(Object.entries(sums).map(([k, v]) => [k, v.total / v.n]));
-  return { byMachine, perGpuByModel };
 }
 
 export function rentedInstances({ pool }: StoreDeps): Promise<q.FleetRow[]> {

@@ -384,20 +384,6 @@ export async function perfSamples(db: Db): Promise<PerfSample[]> {
   }));
 }
 
-export async function perfByMachine(
-  db: Db,
-): Promise<Array<{ machineId: number; gpuName: string; numGpus: number; rate: number }>> {
-  const res = await db.query<{ machine_id: string; gpu_name: string; num_gpus: number; last_rate: number }>(
-    'SELECT machine_id, gpu_name, num_gpus, last_rate FROM host_perf WHERE last_rate IS NOT NULL',
-  );
-  return res.rows.map((r) => ({
-    machineId: Number(r.machine_id),
-    gpuName: r.gpu_name,
-    numGpus: r.num_gpus,
-    rate: r.last_rate,
-  }));
-}
-
 export async function setIgnored(db: Db, machineId: number, ignored: boolean): Promise<boolean> {
   const res = await db.query('UPDATE bad_machines SET ignored = $2 WHERE machine_id = $1', [machineId, ignored]);
   return res.rowCount === 1;

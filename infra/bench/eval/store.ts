@@ -2,7 +2,6 @@ import { isFailureType } from '../../../workflows/domain/failures.js';
 import { countsAgainstMachine, markFor } from '../../../workflows/domain/policy/bad-machine-rule.js';
 import type { Standing } from '../../../workflows/domain/policy/early-promote-plan.js';
 import type { OpenRentalRow } from '../../../workflows/domain/policy/fleet-figures.js';
-import type { PerfHistory } from '../../../workflows/domain/policy/offer-ranking.js';
 import type { PerfSample } from '../../../workflows/domain/policy/predictions.js';
 import { FAILURE_VERDICTS, type Verdict } from '../../../workflows/domain/policy/verdicts.js';
 
@@ -67,20 +66,6 @@ export class EvalStore {
       cpuRamMb: p.cpuRamMb,
       rate: p.lastRate,
     }));
-  }
-
-  /** perfHistory (activities/store/activities.ts): by machine, and per GPU of each model (mean). */
-  perfHistory(): PerfHistory {
-    const byMachine: Record<string, number> = {};
-    const sums: Record<string, { total: number; n: number }> = {};
-    for (const [machineId, p] of this.perf) {
-      byMachine[String(machineId)] = p.lastRate;
-      const s = (sums[p.gpuName] ??= { total: 0, n: 0 });
-      s.total += p.lastRate / Math.max(1, p.numGpus);
-      s.n++;
-    }
-    const perGpuByModel = Object.fromEntries(Object.entries(sums).map(([k, v]) => [k, v.total / v.n]));
-    return { byMachine, perGpuByModel };
   }
 
   /** listBadMachineIds: marked and the mark not expired. */
