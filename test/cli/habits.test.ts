@@ -79,12 +79,14 @@ describe('-o json|wide|name beside --json', () => {
       dphTotal: 0.5,
       searchedDph: 0.48,
       predictedRate: 40,
-      score: 80,
+      upperRate: 42,
+      score: 84,
       source: 'machine',
     });
     const reports = {
-      known: [offer(11, 1), offer(12, 2)],
-      explore: [],
+      ranked: [offer(11, 1), offer(12, 2)],
+      leftOut: [],
+      restingMachines: [],
       badMachines: [7, 9],
       dropped: { count: 2, firstReason: 'no gpu_name' },
       excluded: [
