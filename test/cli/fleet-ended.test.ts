@@ -3,7 +3,9 @@ import { promisify } from 'node:util';
 import type { Client } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { InvalidArgumentError } from 'commander';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { CliContext } from '../../workers/cli/context.js';
+import { buildProgram } from '../../workers/cli/program.js';
 import { spanArg } from '../../workers/cli/args.js';
 import { endedStage, fleetStatus, fleetTotals } from '../../workers/cli/fleet.js';
 import { SA } from '../../workflows/domain/search-attributes.js';
@@ -76,6 +78,18 @@ function stubClient(queries: string[]): Client {
   } as unknown as Client;
 }
 
+afterEach(() => vi.restoreAllMocks());
+
+/** The real program on the stub visibility, its stdout captured. */
+async function cliText(args: string[]): Promise<string> {
+  const ctx = new CliContext();
+  vi.spyOn(ctx, 'temporal').mockResolvedValue(stubClient([]));
+  const out: string[] = [];
+  vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void out.push(a.map(String).join(' ')));
+  await (await buildProgram(ctx, args)).parseAsync(['node', 'gpu-fleet', ...args]);
+  return out.join('\n');
+}
+
 describe('fleet status --ended', () => {
   it('reads spans as report --since does and refuses anything else', () => {
     const ended = spanArg('--ended');
@@ -120,6 +134,18 @@ describe('fleet status --ended', () => {
     expect(endedStage('killed', 'HostLost', 'FAILED')).toBe('killed HostLost');
     expect(endedStage('promoted', undefined, 'TERMINATED')).toBe('promoted, terminated');
     expect(endedStage(undefined, undefined, 'TIMED_OUT')).toBe('timed out');
+  });
+
+  it('labels each total by the rows it covers; -o name lists the ended ids too', async () => {
+    const text = await cliText(['fleet', 'status', '--ended', '1h']);
+    expect(text).toMatch(/lifecycles\s+1 running \(1 promoted\)/);
+    expect(text).toMatch(/billing\s+\$0\.500\/h \(every running lifecycle\)/);
+    expect(text).toMatch(/ended\s+1 since .* \(1 killed BenchRateBelowMin\)/);
+    expect(text).toMatch(/cost to date, ended\s+\$0\.40 GPU-\$/);
+    expect(text).toMatch(/cost to date, listed\s+\$[\d.,]+ GPU-\$ \(running and ended\)/);
+    expect(await cliText(['fleet', 'status', '--ended', '1h', '-o', 'name'])).toBe(
+      'instance-offer-1\ninstance-offer-2',
+    );
   });
 
   it('exits 2 on a bad span before it connects anywhere', async () => {

@@ -230,12 +230,13 @@ describe('dashboard and alert queries against a live Prometheus', () => {
     expect(await value('count(fleet_benchmark_rate_proofs_per_hour_bucket{le="30"})')).toBeGreaterThan(0);
   });
 
-  it('two kills under $1 read the same to the cent in /metrics, status, report and the UI details', async () => {
-    // Not `fleet status`: it lists running lifecycles only (workers/cli/fleet.ts), so a killed host is not in it.
+  it('two kills under $1 read the same to the cent in /metrics, status, fleet status, report and the UI details', async () => {
     const text = await (await fetch(METRICS_URL)).text();
     const report = ReportJson.parse(
       JSON.parse((await cli('report', '--since', testStart, '--by', 'gpu', '--json')).stdout),
     );
+    // The killed hosts are closed: `fleet status` lists them with --ended, at the cost closed at the destroy.
+    const fleet = FleetJson.parse(JSON.parse((await cli('fleet', 'status', '--ended', '1h', '-o', 'json')).stdout));
     for (const o of [slow, slower]) {
       const workflowId = `obs-kill-${o.id}`;
       // What the lifecycle counted at its kill, to the cent: the waste series of its GPU.
@@ -250,6 +251,10 @@ describe('dashboard and alert queries against a live Prometheus', () => {
       expect(cents).toMatch(/^\$0\.\d\d$/);
       // gpu-fleet status: cost to date, closed at the destroy.
       expect((await cli('status', workflowId)).stdout).toMatch(new RegExp(`cost to date\\s+\\${cents} GPU-\\$`));
+      // gpu-fleet fleet status --ended 1h: its row, ended, with its verdict as the stage.
+      const row = fleet.lifecycles.find((l) => l.workflowId === workflowId && l.endedAt !== null);
+      expect(row?.stage, `fleet status --ended 1h for ${workflowId}`).toMatch(/^killed /);
+      expect(row && row.costUsd !== null && formatUsd(row.costUsd)).toBe(cents);
       // gpu-fleet report: the waste and spend of its GPU (only this rental of it since the test started).
       const group = report.groups.find((g) => g.key.includes(o.gpu_name));
       expect(group && formatUsd(group.wasteUsd), `report --by gpu for ${o.gpu_name}`).toBe(cents);
@@ -270,6 +275,16 @@ describe('dashboard and alert queries against a live Prometheus', () => {
 
 const ReportJson = z.object({
   groups: z.array(z.object({ key: z.string(), wasteUsd: z.number(), spentUsd: z.number() })),
+});
+const FleetJson = z.object({
+  lifecycles: z.array(
+    z.object({
+      workflowId: z.string(),
+      stage: z.string(),
+      costUsd: z.number().nullable(),
+      endedAt: z.string().nullable(),
+    }),
+  ),
 });
 const UiMetadata = z.object({ currentDetails: z.string() }).loose();
 
