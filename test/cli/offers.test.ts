@@ -4,7 +4,7 @@ import type { MachineRecord } from '../../activities/store/queries.js';
 import { offers } from '../../workers/cli/commands/offers.js';
 import type { CliContext } from '../../workers/cli/context.js';
 import type { OutputOpts } from '../../workers/cli/output-format.js';
-import { offerPreview } from '../../workflows/domain/policy/scaler-ranking.js';
+import { type LeftOutOffer, offerPreview } from '../../workflows/domain/policy/scaler-ranking.js';
 import type { OfferReport } from '../../workflows/fleet-admin.js';
 import { offerOn } from '../helpers/store-rentals.js';
 
@@ -42,9 +42,18 @@ function report(): OfferReport {
     rate: [90, 12][i]!,
   }));
   const { ranked, leftOut } = offerPreview(found, [], samples, { bad: [13], resting: [14] }, MIN_RATE);
+  // A kind nobody measured whose bound cannot reach minRate, as offerPreview names it.
+  const unreachable: LeftOutOffer = {
+    ...hw(6, 15, 0.1),
+    gpuName: 'NO-SUCH-GPU',
+    reason: 'under min rate',
+    predictedRate: 10,
+    upperRate: 20,
+    source: 'unknown',
+  };
   return {
     ranked,
-    leftOut,
+    leftOut: [...leftOut, unreachable],
     badMachines: [13],
     excluded: [mark],
     restingMachines: [14],
@@ -72,8 +81,9 @@ describe('gpu-fleet offers', () => {
     expect(tail).toContain('machine 13: tester: burnt VRAM (marked by operator, ');
     expect(tail).toMatch(/machine 13: .*; offer\(s\) 4$/m);
     expect(tail).toMatch(/^ {2}offer 5 \(machine 14, .*\): its machine rests after a recent inconclusive verdict$/m);
+    expect(tail).toMatch(/^ {2}offer 2 \(machine 11, .*\): its own benchmark, 12 proofs\/h, is under --min-rate 29$/m);
     expect(tail).toMatch(
-      /^ {2}offer 2 \(machine 11, .*\): under --min-rate 29 even at its bound \(12 proofs\/h, bound [\d.]+ proofs\/h\)$/m,
+      /^ {2}offer 6 \(machine 15, .*\): under --min-rate 29 even at its bound \(predicted 10 proofs\/h, bound 20 proofs\/h, from unknown\)$/m,
     );
   });
 
@@ -87,6 +97,7 @@ describe('gpu-fleet offers', () => {
       [2, 'under min rate'],
       [4, 'bad'],
       [5, 'resting'],
+      [6, 'under min rate'],
     ]);
     expect(await printed({ output: 'wide' })).toMatch(/search quoted/);
     expect(await printed({ output: 'name' })).toBe('1');

@@ -35,6 +35,8 @@ interface LeftOutRow {
   gpu: string;
   dollarsPerHour: number;
   reason: LeftOutOffer['reason'];
+  /** For `under min rate`: what its prediction rests on (a machine's own benchmark is judged as measured). */
+  source: ValuedOffer['source'] | null;
   predictedProofsPerHour: number | null;
   upperProofsPerHour: number | null;
 }
@@ -71,6 +73,7 @@ function leftOutRow(o: LeftOutOffer): LeftOutRow {
     gpu: `${o.numGpus}x ${o.gpuName}`,
     dollarsPerHour: o.dphTotal,
     reason: o.reason,
+    source: o.source ?? null,
     predictedProofsPerHour: o.predictedRate === undefined ? null : tenth(o.predictedRate),
     upperProofsPerHour: o.upperRate === undefined ? null : tenth(o.upperRate),
   };
@@ -108,13 +111,21 @@ function reasonText(o: LeftOutRow, minRate: number): string {
     case 'same machine':
       return 'another offer of its machine ranks instead';
     case 'under min rate':
-      return `under --min-rate ${minRate} even at its bound (${fmtRate(o.predictedProofsPerHour)}, bound ${fmtRate(o.upperProofsPerHour)})`;
+      if (o.source === 'machine')
+        return `its own benchmark, ${fmtRate(o.predictedProofsPerHour)}, is under --min-rate ${minRate}`;
+      return (
+        `under --min-rate ${minRate} even at its bound (predicted ${fmtRate(o.predictedProofsPerHour)}, ` +
+        `bound ${fmtRate(o.upperProofsPerHour)}, from ${o.source ?? 'the prior'})`
+      );
   }
 }
 
-const LEGEND =
-  'predicted: expected proofs/h; bound: the upper confidence bound the scaler ranks by (best per $ first); ' +
-  'source: machine (its own benchmark), class (its model, GPU count and RAM), model, prior (reference figure) or unknown';
+// The scaler's order (value-ranking.ts fillPortfolio): known kinds down the table, unknown ones in exploration slots.
+const LEGEND = [
+  'predicted: expected proofs/h; bound: the upper confidence bound the scaler ranks by, per $ (best first)',
+  'source: machine (its own benchmark), class (its model, GPU count and RAM), model, prior (reference figure) or',
+  'unknown (a generic prior: the scaler tries these only in its exploration slots, after the known kinds)',
+].join('\n');
 
 /**
  * What was left out, named: each bad machine with its mark (and its offers in this search), each other offer
