@@ -7,7 +7,9 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { CatalogueSchema } from '../sim/scenario.js';
 import { freePort } from '../temporal/dev-server.js';
 import type { FleetScalerInput, FleetScalerResult } from '../../workflows/fleet-scaler.js';
-import type { fleetScaler } from '../../workflows/index.js';
+import { type fleetScaler, instanceLifecycle } from '../../workflows/index.js';
+import type { LifecycleRequest } from '../../workflows/domain/types.js';
+import { CONTROL_TASK_QUEUE, lifecycleWorkflowId } from '../../workflows/domain/task-queues.js';
 import { lifecycleStatusQuery } from '../../workflows/index.js';
 import { clockOf } from '../../workflows/domain/policy/clock.js';
 import { type CostFigures, formatUsd } from '../../workflows/domain/policy/cost.js';
@@ -166,8 +168,15 @@ async function main(): Promise<void> {
   );
   say(`fleet-scaler schedule ${created}; triggering a run now (target ${400} proofs/h, max $5/h)`);
   await client.schedule.getHandle(SCALER_SCHEDULE_ID).trigger();
-  const started = await scalerRunStarted(client);
+  const started: Array<{ offerId: number; workflowId: string }> = await scalerRunStarted(client);
   say(`scaler started ${started.length} lifecycles: ${started.map((s) => s.offerId).join(', ')}`);
+  if (recordDir) {
+    // The replay fixtures want a slow host's kill too: the offers the scaler passed over (predicted too slow
+    // for the bar even at their upper bound) are deployed by hand, as an operator's `gpu-fleet deploy` would.
+    const passedOver = catalogue.offers.filter((o) => !started.some((s) => s.offerId === o.id)).map((o) => o.id);
+    started.push(...(await deployByHand(client, passedOver, { ...compressed, notify: false, minRate })));
+    say(`deployed by hand for the recording: ${passedOver.join(', ') || 'none'}`);
+  }
 
   const clip = (text: string, n: number) => (text.length > n ? `${text.slice(0, n - 1)}…` : text);
   const verdict = <
@@ -282,6 +291,25 @@ async function main(): Promise<void> {
 }
 
 /** The lifecycles the first scaler run started, read from its result. */
+/** Lifecycles started as `gpu-fleet deploy` starts them, one per offer. */
+async function deployByHand(
+  client: Client,
+  offerIds: number[],
+  request: Omit<LifecycleRequest, 'offerId'>,
+): Promise<Array<{ offerId: number; workflowId: string }>> {
+  return Promise.all(
+    offerIds.map(async (offerId) => {
+      const workflowId = lifecycleWorkflowId(offerId);
+      await client.workflow.start(instanceLifecycle, {
+        taskQueue: CONTROL_TASK_QUEUE,
+        workflowId,
+        args: [{ ...request, offerId }],
+      });
+      return { offerId, workflowId };
+    }),
+  );
+}
+
 async function scalerRunStarted(client: Client): Promise<FleetScalerResult['started']> {
   const run = await pollUntil(
     'the fleet-scaler schedule to start a run',

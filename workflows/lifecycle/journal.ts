@@ -3,7 +3,6 @@ import {
   CancellationScope,
   isCancellation,
   proxyActivities,
-  proxyLocalActivities,
   setHandler,
   upsertMemo,
   upsertSearchAttributes,
@@ -73,8 +72,6 @@ export class Journal {
   private refusal: unknown = null;
   /** Writes queued and not yet settled. */
   private unwritten = 0;
-  /** Stage changes: regular activities, since the UI's timeline names a local activity's marker only by type. */
-  private readonly stageStore: StoreActivities;
   /** The UI's current details ("benchmark 7 of 12 proofs · 41 proofs/h so far · 23 min left · $0.42 so far"). */
   readonly view: ReturnType<typeof lifecycleView>;
   /** What the rental has cost (policy/cost.ts); opened when Vast bills it, carried through continue-as-new. */
@@ -104,23 +101,16 @@ export class Journal {
       cost: cost.now(),
       costLedger: cost.ledger(),
     }));
-    // Store writes are fast and local to the control worker: local activities keep them out of the event count.
-    // A Postgres outage makes them wait (status.waitingOn says so), never fail the lifecycle.
-    const firstRound = summarized(
-      proxyLocalActivities<StoreActivities>(lifecycleStoreOptions(t, 'first')),
-      storeSummary,
-    );
+    // Store calls are regular activities, not local ones: the queue below runs beside the lifecycle, and a
+    // local activity's result is not an event of its own, so a replay may hand it to the workflow at another
+    // point than the run did and schedule the queue's next write before or after a host step (a
+    // nondeterminism error). Regular activities' results replay where they happened. A Postgres outage makes
+    // the writes wait (status.waitingOn says so), never fail the lifecycle; the UI's timeline names each.
+    const firstRound = summarized(proxyActivities<StoreActivities>(lifecycleStoreOptions(t, 'first')), storeSummary);
     this.readOnce = firstRound;
     this.store = this.queued(
       waitingStore(
         firstRound,
-        summarized(proxyLocalActivities<StoreActivities>(lifecycleStoreOptions(t, 'again')), storeSummary),
-        showWait,
-      ),
-    );
-    this.stageStore = this.queued(
-      waitingStore(
-        summarized(proxyActivities<StoreActivities>(lifecycleStoreOptions(t, 'first')), storeSummary),
         summarized(proxyActivities<StoreActivities>(lifecycleStoreOptions(t, 'again')), storeSummary),
         showWait,
       ),
@@ -244,7 +234,7 @@ export class Journal {
   /** A stage change's event: in the UI's timeline as `recordEvent • stage → benchmark`. */
   private stageEvent(stage: Stage, details?: Record<string, unknown>, at = new Date().toISOString()) {
     return this.later(
-      this.stageStore.recordEvent({ ...this.ids, seq: ++this.seqNo, stage, message: `entered ${stage}`, details, at }),
+      this.store.recordEvent({ ...this.ids, seq: ++this.seqNo, stage, message: `entered ${stage}`, details, at }),
     );
   }
 
