@@ -152,8 +152,8 @@ async function main(): Promise<void> {
     filter: {
       ...DEFAULT_OFFER_FILTER,
       gpuModels: [...new Set(catalogue.offers.map((o) => o.gpu_name))],
-      // The catalogue's RTX 3060 and RTX 4080 hosts (reliability 0.90 and 0.93) are there to be killed on
-      // screen; the production bar of 0.95 would never rent them.
+      // The catalogue's RTX 3060 and RTX 4080 hosts (reliability 0.90 and 0.93) are the seeds' own; the
+      // production bar of 0.95 would never consider them.
       minReliability: 0.8,
     },
     // The demo's worker has no webhook: its lifecycles run no notify step.
