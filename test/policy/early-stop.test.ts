@@ -5,6 +5,7 @@ import {
   cannotReachMinRate,
   pipelineFillMs,
   steadyRate,
+  slotCeilingRate,
   sustainableRate,
 } from '../../workflows/domain/policy/early-stop.js';
 import type { BenchmarkReport } from '../../workflows/domain/types.js';
@@ -68,7 +69,7 @@ describe('early stop on the GPU ceiling', () => {
  * GPU, 6 callers, 12 proofs. Its GPUs sustain 2 x 3600 / 244.418 = 29.46/h, but the batch waits 298.7 s
  * for its first synthesis before either GPU works: 12 proofs in 1765.2 s = 24.47/h, under minRate 29.
  */
-const rtx3060x2 = { gpus: 2, fastestProofMs: 543_152, fastestGpuMs: 244_418 };
+const rtx3060x2 = { gpus: 2, fastestProofMs: 543_152, fastestGpuMs: 244_418, concurrency: 6 };
 
 describe("the pipeline's fill, refunded", () => {
   it('is the fastest proof less the fastest GPU time, and nothing without a GPU time', () => {
@@ -83,9 +84,33 @@ describe("the pipeline's fill, refunded", () => {
     // One GPU: its ceiling of 3600 / 244.418 = 14.73/h bounds it.
     expect(sustainableRate({ ...rtx3060x2, gpus: 1, completed: 12, elapsedMs: 1_765_243 })).toBeCloseTo(14.729, 3);
     // A batch slow beyond its fill: 12 proofs of 100 s (60 s on a GPU) in an hour is 12 / 3560 s = 12.13/h.
-    const slow = { completed: 12, elapsedMs: 3_600_000, fastestProofMs: 100_000, fastestGpuMs: 60_000, gpus: 2 };
+    const slow = {
+      completed: 12,
+      elapsedMs: 3_600_000,
+      fastestProofMs: 100_000,
+      fastestGpuMs: 60_000,
+      gpus: 2,
+      concurrency: 2,
+    };
     expect(sustainableRate(slow)).toBeCloseTo(12.135, 3);
     expect(sustainableRate({ ...slow, completed: 0 })).toBeNull();
+  });
+
+  it('never over what its proofs in flight can finish: the fill is refunded only while they keep the GPUs busy', () => {
+    // 2 proofs of 1000 s (450 s on a GPU) at once on 2 GPUs: 7.2/h over the batch; refunded 16/h, the GPUs'
+    // ceiling 16/h, but 2 slots each holding a proof 1000 s finish 7.2/h at most.
+    expect(slotCeilingRate(1_000_000, 2)).toBeCloseTo(7.2, 6);
+    const synthBound = {
+      completed: 2,
+      elapsedMs: 1_000_000,
+      fastestProofMs: 1_000_000,
+      fastestGpuMs: 450_000,
+      gpus: 2,
+    };
+    expect(sustainableRate({ ...synthBound, concurrency: 2 })).toBeCloseTo(7.2, 6);
+    // The 3060's 6 slots finish up to 6 x 3600 / 543.152 s = 39.77/h: its GPUs bind, 29.46/h.
+    expect(slotCeilingRate(543_152, 6)).toBeCloseTo(39.768, 3);
+    expect(slotCeilingRate(543_152, 0)).toBeNull();
   });
 
   it('does not stop a batch held under minRate only by its fill', () => {

@@ -89,6 +89,7 @@ function sustainableBy(report: BenchmarkReport, gpus: number): number | null {
     fastestProofMs: Math.min(...report.timings.map((t) => t.totalMs)),
     fastestGpuMs: Math.min(...report.timings.map((t) => t.gpuComputeMs)),
     gpus,
+    concurrency: report.concurrency,
   });
 }
 

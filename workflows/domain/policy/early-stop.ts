@@ -39,7 +39,8 @@ export function earlyStopEvidence(p: BatchSoFar): EarlyStopEvidence | null {
   const bestRate = requested / ((p.elapsedMs + bestRemainingMs) / 3_600_000);
   if (bestRate >= p.minRate) return null;
   const fillMs = pipelineFillMs(p.fastestProofMs, p.fastestGpuMs ?? 0);
-  if (steadyRate(requested, p.elapsedMs + bestRemainingMs, fillMs) >= p.minRate) return null;
+  const steady = steadyRate(requested, p.elapsedMs + bestRemainingMs, fillMs);
+  if (Math.min(steady, slotCeilingRate(p.fastestProofMs, p.concurrency) ?? Infinity) >= p.minRate) return null;
   return { bound: 'best-pace', bestRate, gpuCeilingRate: ceiling, gpus, completed, requested };
 }
 
@@ -72,9 +73,21 @@ export function steadyRate(proofs: number, spanMs: number, fillMs: number): numb
 }
 
 /**
+ * Proofs/h that `concurrency` proofs in flight can finish at most: each slot holds its proof through
+ * synthesis and the GPU, so it finishes one per fastest proof time however full the pipeline is. The
+ * fill's refund holds only while the slots keep the GPUs busy; a host whose slots cannot is bound here.
+ */
+export function slotCeilingRate(fastestProofMs: number, concurrency: number): number | null {
+  return fastestProofMs > 0 && Number.isFinite(fastestProofMs) && concurrency > 0
+    ? (concurrency * 3_600_000) / fastestProofMs
+    : null;
+}
+
+/**
  * The most proofs/h a host could sustain by its batch's evidence: the batch's rate with its pipeline's fill
- * refunded, and never over its GPUs' ceiling (one proof per GPU at a time). A host under minRate by its
- * batch's rate but not by this shows no evidence that it is slow. Null when no proof time is known.
+ * refunded, never over its GPUs' ceiling (one proof per GPU at a time) nor its slots' (`slotCeilingRate`).
+ * A host under minRate by its batch's rate but not by this shows no evidence that it is slow. Null when no
+ * proof time is known.
  */
 export function sustainableRate(p: {
   completed: number;
@@ -82,9 +95,10 @@ export function sustainableRate(p: {
   fastestProofMs: number;
   fastestGpuMs: number;
   gpus: number;
+  concurrency: number;
 }): number | null {
   if (p.completed < 1 || !(p.fastestProofMs > 0 && Number.isFinite(p.fastestProofMs))) return null;
   const steady = steadyRate(p.completed, p.elapsedMs, pipelineFillMs(p.fastestProofMs, p.fastestGpuMs));
-  const ceiling = gpuCeilingRate(p.fastestGpuMs, p.gpus);
-  return ceiling === null ? steady : Math.min(steady, ceiling);
+  const gpuCeiling = gpuCeilingRate(p.fastestGpuMs, p.gpus) ?? Infinity;
+  return Math.min(steady, gpuCeiling, slotCeilingRate(p.fastestProofMs, p.concurrency) ?? Infinity);
 }
