@@ -126,34 +126,37 @@ async function preempt(r: Rental): Promise<void> {
 }
 
 /** Every event of a rental: its first run and each run it continued as new into. */
-async function rentalHistory(r: Rental): Promise<HistoryEvent[]> {
-  const all: HistoryEvent[] = [];
+/** Each run's events apart: event ids start again at 1 in a run continued as new. */
+async function rentalRuns(r: Rental): Promise<HistoryEvent[][]> {
+  const runs: HistoryEvent[][] = [];
   let runId: string | null | undefined = r.firstRunId;
   while (runId) {
     const events: HistoryEvent[] =
       (await env.client.workflow.getHandle(r.handle.workflowId, runId).fetchHistory()).events ?? [];
-    all.push(...events);
+    runs.push(events);
     runId = events.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
   }
-  return all;
+  return runs;
 }
 
 /** The queues a rental's host activities were scheduled on, and the workers that picked them up. */
 async function hostActivities(r: Rental): Promise<{ queues: Set<string>; workers: Set<string>; count: number }> {
-  const events = await rentalHistory(r);
-  const queueOf = new Map<string, string>();
-  for (const e of events) {
-    const s = e.activityTaskScheduledEventAttributes;
-    if (s && e.eventId) queueOf.set(String(e.eventId), s.taskQueue?.name ?? '');
-  }
-  const queues = new Set([...queueOf.values()].filter((q) => q.startsWith('host/')));
+  const queues = new Set<string>();
   const workers = new Set<string>();
   let count = 0;
-  for (const e of events) {
-    const started = e.activityTaskStartedEventAttributes;
-    if (!started || !queueOf.get(String(started.scheduledEventId))?.startsWith('host/')) continue;
-    workers.add(started.identity ?? '');
-    count++;
+  for (const events of await rentalRuns(r)) {
+    const queueOf = new Map<string, string>();
+    for (const e of events) {
+      const s = e.activityTaskScheduledEventAttributes;
+      if (s && e.eventId) queueOf.set(String(e.eventId), s.taskQueue?.name ?? '');
+    }
+    for (const q of queueOf.values()) if (q.startsWith('host/')) queues.add(q);
+    for (const e of events) {
+      const started = e.activityTaskStartedEventAttributes;
+      if (!started || !queueOf.get(String(started.scheduledEventId))?.startsWith('host/')) continue;
+      workers.add(started.identity ?? '');
+      count++;
+    }
   }
   return { queues, workers, count };
 }
