@@ -195,7 +195,10 @@ describe('npm run demo, stopped by a signal', () => {
       const demo = startDemo();
       try {
         await until('the end of the run', () => demo.io.out.includes('The UI stays up'), 240_000, demo.io);
-        expect(demo.io.out.match(/\[demo\] verdict: /g)?.length).toBe(7);
+        // One verdict per lifecycle the scaler started (it passes over the hosts predicted too slow).
+        const started = Number(/scaler started (\d+) lifecycles/.exec(demo.io.out)?.[1] ?? NaN);
+        expect(started).toBeGreaterThanOrEqual(1);
+        expect(demo.io.out.match(/\[demo\] verdict: /g)?.length).toBe(started);
         await expectCliMatchesTable(demo.io.out);
         const seen = descendants(demo.pid);
         expect(hostWorkers(seen).length).toBeGreaterThanOrEqual(1); // the promoted ones keep proving
