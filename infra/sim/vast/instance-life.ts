@@ -86,8 +86,9 @@ function startRunning(st: VastState, inst: SimInstance): void {
     inst.hostExit = `code=${code} signal=${signal}`;
   }).then(
     (host) => {
-      // Destroyed, or stopped by the market, while it booted: the machine is not ours to run.
-      if (inst.destroyed || inst.outbid) return host.kill();
+      // Destroyed, stopped by the market, or the simulator closed while it booted (a demo stopped mid-rent
+      // would leave it running): the machine is not ours to run.
+      if (inst.destroyed || inst.outbid || st.closed) return host.kill();
       inst.host = host;
     },
     (err: unknown) => {

@@ -57,6 +57,7 @@ export async function startVastSim(opts: VastSimOptions): Promise<VastSim> {
     url: `http://127.0.0.1:${port}`,
     ledger: () => ledgerRows(st),
     async close() {
+      st.closed = true;
       clearInterval(marketTick);
       for (const inst of st.instances.values()) {
         inst.timers.forEach(clearTimeout);

@@ -105,6 +105,8 @@ export interface VastState {
   /** Epoch ms until which every API call meets a gateway error page (a Vast outage). */
   outageUntil: number;
   market: BidMarket;
+  /** The simulator is shutting down: a machine still booting is stopped as soon as it is up. */
+  closed: boolean;
 }
 
 /** One API call as the routes see it: the parsed body and where it was sent. */
@@ -125,6 +127,7 @@ export function newVastState(opts: VastSimOptions, scale: number, baseDir: strin
     instances: new Map(),
     taken: new Set(),
     racedAway: new Set(),
+    closed: false,
     nextId: 30_000_000 + Math.floor(Math.random() * 1_000_000),
     chaos,
     chaosRandom: chaosRandomFor(chaos),
