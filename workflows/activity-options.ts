@@ -36,10 +36,10 @@ export const storeOptions: ActivityOptions = {
 };
 
 /**
- * A lifecycle's store writes: retried inside the local activity for about `storeRetrySec` (a Postgres
- * restart), after which the workflow itself waits on workflow timers and tries again without limit
- * (workflows/store-wait.ts). While a local activity retries it holds the workflow task and the status
- * query waits with it, so the budget is short and each later round is a single attempt.
+ * A lifecycle's store calls (regular activities, lifecycle/journal.ts says why): retried for about
+ * `storeRetrySec` (a Postgres restart), after which the workflow itself waits on workflow timers and tries
+ * again without limit (workflows/store-wait.ts), so each later round is a single attempt and the status
+ * says what it waits on between them.
  */
 export function lifecycleStoreOptions(t: LifecycleTimeouts, round: 'first' | 'again'): ActivityOptions {
   const retry = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds' };

@@ -32,7 +32,7 @@ export interface LifecycleTimeouts {
   proofDeadlineSec: number;
   benchmarkSec: number;
   heartbeatSec: number;
-  /** How long a store write retries inside its local activity before the workflow waits on timers. */
+  /** How long a store call retries inside its activity before the workflow waits on timers. */
   storeRetrySec: number;
 }
 

@@ -50,9 +50,8 @@ export async function pricedOut(
 
 /**
  * The fleet's other promoted hosts (measured rate, billed $/h); null when the store could not be read
- * (inconclusive: the verdict then stands on minRate alone). One read, retried as the journal's first round;
- * a regular activity, not a local one: the journal's local writes run beside it, and two local activities
- * resolving together do not replay in one order.
+ * (inconclusive: the verdict then stands on minRate alone). One read, retried as the journal's first round,
+ * a regular activity like the journal's own calls (journal.ts says why).
  */
 async function promotedHosts(input: LifecycleInput, rentalKey: string) {
   const store = proxyActivities<StoreActivities>(lifecycleStoreOptions(input.timeouts, 'first'));

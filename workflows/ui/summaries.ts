@@ -66,7 +66,7 @@ export function vastSummary(activity: string, args: unknown[]): string | undefin
 
 /**
  * Store writes, named by what they record: each stage change reads as "stage → benchmark" in the
- * compact event view rather than one more identical `recordEvent` marker.
+ * compact event view rather than one more identical `recordEvent`.
  */
 export function storeSummary(activity: string, args: unknown[]): string | undefined {
   const a = arg(args);
