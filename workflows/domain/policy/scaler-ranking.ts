@@ -1,8 +1,8 @@
 import type { OpenRentalRow, RunningRentalKey } from './fleet-figures.js';
 import type { KeptHost } from './keep-by-dollar.js';
 import type { OfferCandidate } from './offer-ranking.js';
-import { type PerfSample, predictRate, rateAt } from './predictions.js';
-import { rankByValue, UCB_Z, type ValuedOffer } from './value-ranking.js';
+import { type PerfSample, predictRate } from './predictions.js';
+import { type PassedOver, rankByValue, type ValuedOffer, valueOffers } from './value-ranking.js';
 
 /**
  * A store row of an open rental with the hardware of its offer (the instances row's columns). A lifecycle
@@ -98,26 +98,25 @@ export function offerPreview<O extends OfferCandidate>(
   out: { bad: readonly number[]; resting: readonly number[] },
   minRate: number,
 ): { ranked: Array<ValuedOffer & O>; leftOut: LeftOutOffer[] } {
-  const ranked = rankForRunByValue(offers, rented, samples, [...out.bad, ...out.resting], minRate);
-  const rankedIds = new Set(ranked.map((o) => o.offerId));
-  const rankedMachines = new Set(ranked.map((o) => o.machineId));
+  // rankForRunByValue's steps, keeping what each leaves out.
   const busy = new Set(rented.map((r) => r.offerId));
-  const why = (o: O): Omit<LeftOutOffer, keyof OfferCandidate> => {
-    if (busy.has(o.offerId)) return { reason: 'rented' };
-    if (out.bad.includes(o.machineId)) return { reason: 'bad' };
-    if (out.resting.includes(o.machineId)) return { reason: 'resting' };
-    if (!(o.dphTotal > 0)) return { reason: 'free' };
-    if (rankedMachines.has(o.machineId)) return { reason: 'same machine' };
-    const p = predictRate(o, samples);
-    const upperRate = rateAt(p, UCB_Z);
-    // The same rule as rankByValue's: a machine by its own benchmark, any other offer by its bound.
-    const under = p.source === 'machine' ? p.rate < minRate : upperRate < minRate;
-    return under
-      ? { reason: 'under min rate', predictedRate: p.rate, upperRate, source: p.source }
-      : { reason: 'same machine' };
-  };
-  const leftOut = offers.filter((o) => !rankedIds.has(o.offerId)).map((o) => ({ ...candidateOf(o), ...why(o) }));
+  const { ranked, passedOver } = valueOffers(
+    offers.filter((o) => !busy.has(o.offerId)),
+    samples,
+    [...out.bad, ...out.resting],
+    minRate,
+  );
+  const why = new Map<number, Omit<LeftOutOffer, keyof OfferCandidate>>();
+  for (const o of offers) if (busy.has(o.offerId)) why.set(o.offerId, { reason: 'rented' });
+  for (const p of passedOver) why.set(p.offer.offerId, leftOutReason(p, out.bad));
+  const leftOut = offers.filter((o) => why.has(o.offerId)).map((o) => ({ ...candidateOf(o), ...why.get(o.offerId)! }));
   return { ranked, leftOut };
+}
+
+function leftOutReason(p: PassedOver & { offer: OfferCandidate }, bad: readonly number[]) {
+  if (p.why === 'not rentable') return { reason: bad.includes(p.offer.machineId) ? 'bad' : 'resting' } as const;
+  if (p.why !== 'under min rate') return { reason: p.why };
+  return { reason: p.why, predictedRate: p.prediction.rate, upperRate: p.upperRate, source: p.prediction.source };
 }
 
 /** The candidate's own fields, without whatever else the search row carries. */

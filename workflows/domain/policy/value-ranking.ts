@@ -20,6 +20,11 @@ export interface ValuedOffer extends OfferCandidate {
  */
 export const UCB_Z = 1;
 
+/** Why the ranking passed an offer over; under `minRate`, with the figures that put it there. */
+export type PassedOver =
+  | { why: 'not rentable' | 'free' | 'same machine' }
+  | { why: 'under min rate'; prediction: RatePrediction; upperRate: number };
+
 /**
  * Ranks offers by the upper confidence bound of their proofs/h per billed dollar: an offer whose kind
  * is well known ranks by what it proves, one little known by what it might, so the scaler tries what
@@ -35,26 +40,50 @@ export function rankByValue<O extends OfferCandidate>(
   notRentable: readonly number[],
   minRate: number,
 ): Array<ValuedOffer & O> {
+  return valueOffers(offers, samples, notRentable, minRate).ranked;
+}
+
+/**
+ * `rankByValue`, and each offer it passes over with why (the operator's preview names them). A machine's
+ * later offers are passed over once its first was judged: as the same machine when the first was ranked,
+ * else by their own figures.
+ */
+export function valueOffers<O extends OfferCandidate>(
+  offers: readonly O[],
+  samples: readonly PerfSample[],
+  notRentable: readonly number[],
+  minRate: number,
+): { ranked: Array<ValuedOffer & O>; passedOver: Array<{ offer: O } & PassedOver> } {
   const skip = new Set(notRentable);
-  const seen = new Set<number>();
-  const out: Array<ValuedOffer & O> = [];
+  // One physical machine at a time: its offers are slices of the same hardware.
+  const seen = new Map<number, boolean>();
+  const ranked: Array<ValuedOffer & O> = [];
+  const passedOver: Array<{ offer: O } & PassedOver> = [];
   for (const o of offers) {
-    // One physical machine at a time: its offers are slices of the same hardware.
-    if (skip.has(o.machineId) || seen.has(o.machineId) || !(o.dphTotal > 0)) continue;
-    seen.add(o.machineId);
-    const p = predictRate(o, samples);
-    const upper = rateAt(p, UCB_Z);
-    if (p.source === 'machine' ? p.rate < minRate : upper < minRate) continue;
-    out.push({
-      ...o,
-      prediction: p,
-      predictedRate: p.rate,
-      upperRate: upper,
-      score: upper / o.dphTotal,
-      source: p.source,
-    });
+    if (skip.has(o.machineId)) passedOver.push({ offer: o, why: 'not rentable' });
+    else if (!(o.dphTotal > 0)) passedOver.push({ offer: o, why: 'free' });
+    else {
+      const p = predictRate(o, samples);
+      const upper = rateAt(p, UCB_Z);
+      const under = p.source === 'machine' ? p.rate < minRate : upper < minRate;
+      // Whether the machine's first offer was ranked; undefined for its first.
+      const firstRanked = seen.get(o.machineId);
+      if (firstRanked === undefined) seen.set(o.machineId, !under);
+      if (firstRanked === true) passedOver.push({ offer: o, why: 'same machine' });
+      else if (under) passedOver.push({ offer: o, why: 'under min rate', prediction: p, upperRate: upper });
+      else if (firstRanked === false) passedOver.push({ offer: o, why: 'same machine' });
+      else
+        ranked.push({
+          ...o,
+          prediction: p,
+          predictedRate: p.rate,
+          upperRate: upper,
+          score: upper / o.dphTotal,
+          source: p.source,
+        });
+    }
   }
-  return out.sort((a, b) => b.score - a.score || a.offerId - b.offerId);
+  return { ranked: ranked.sort((a, b) => b.score - a.score || a.offerId - b.offerId), passedOver };
 }
 
 /** The fleet now: promoted hosts at their measured rate, rentals in flight at their expected rate. */
