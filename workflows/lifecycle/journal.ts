@@ -13,6 +13,7 @@ import type { Classified } from '../classify.js';
 import { lifecycleStatusQuery } from '../definitions.js';
 import { FailureType as FT, type FailureType } from '../domain/failures.js';
 import { fleetMetrics, lifecycleLog } from '../metrics.js';
+import type { NotifyEvent } from '../../activities/notify/event.js';
 import { notify } from '../notify.js';
 import type { Standing } from '../domain/policy/early-promote-plan.js';
 import { verdictFor } from '../domain/policy/verdicts.js';
@@ -223,8 +224,10 @@ export class Journal {
     };
   }
 
-  private notifyFields() {
-    return { workflowId: this.ids.workflowId, ...this.logFields(), at: new Date().toISOString() };
+  /** The operator's webhook, told only where the lifecycle has one (`input.notify`): no step otherwise. */
+  private tell(event: Pick<NotifyEvent, 'kind' | 'reason' | 'failureType' | 'rateProofsPerHour' | 'costUsd'>) {
+    if (!this.input.notify) return Promise.resolve();
+    return notify({ workflowId: this.ids.workflowId, ...this.logFields(), at: new Date().toISOString(), ...event });
   }
 
   private event(stage: Stage, message: string, details?: Record<string, unknown>, at = new Date().toISOString()) {
@@ -387,8 +390,7 @@ export class Journal {
       }),
     );
     // Not awaited: the watch starts at once; the notification cannot hold it up.
-    if (this.input.notify)
-      void notify({ kind: 'promote', ...this.notifyFields(), rateProofsPerHour: rate, reason: `${rate} proofs/h` });
+    void this.tell({ kind: 'promote', rateProofsPerHour: rate, reason: `${rate} proofs/h` });
   }
 
   killing(failure: Classified): void {
@@ -425,8 +427,8 @@ export class Journal {
       ...this.logFields(),
       failureType: failure.type,
       cause: failure.message,
-      costUsd: spent ? spent.totalUsd : 0,
-      cost: spent ? formatUsd(spent.totalUsd) : formatUsd(0),
+      costUsd: spent?.totalUsd ?? 0,
+      cost: formatUsd(spent?.totalUsd ?? 0),
       destroyed,
     });
     await this.enter('killed', undefined, {
@@ -437,27 +439,23 @@ export class Journal {
     // The run ends next: every record first (after the destroy, so an outage only delays the end).
     await this.recorded();
     // After the destroy and its record; awaited because the workflow ends next, bounded by its timeout.
-    if (this.input.notify)
-      await notify({
-        kind: 'kill',
-        ...this.notifyFields(),
-        failureType: failure.type,
-        costUsd: spent ? spent.totalUsd : null,
-        reason: failure.message,
-      });
+    await this.tell({
+      kind: 'kill',
+      failureType: failure.type,
+      costUsd: spent ? spent.totalUsd : null,
+      reason: failure.message,
+    });
   }
 
   /** Money may be leaking: count it, log it, tell the webhook (awaited: the workflow fails next). */
   async destroyFailed(instanceId: number, killReason: FailureType): Promise<void> {
     fleetMetrics.destroyFailed(killReason);
     lifecycleLog('kill', { ...this.logFields(), failureType: FT.DestroyFailed, killReason });
-    if (this.input.notify)
-      await notify({
-        kind: 'destroy_failed',
-        ...this.notifyFields(),
-        failureType: killReason,
-        reason: `destroy failed after retries; destroy instance ${instanceId} by hand`,
-      });
+    await this.tell({
+      kind: 'destroy_failed',
+      failureType: killReason,
+      reason: `destroy failed after retries; destroy instance ${instanceId} by hand`,
+    });
     // The alert does not wait for Postgres; the run's end does, for its records.
     await this.recorded();
   }
