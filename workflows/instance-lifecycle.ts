@@ -109,7 +109,7 @@ async function rentBenchmarkAndJudge({ input, label, journal, host, override }: 
   if ('kill' in verdict) throw verdict.kill;
   // Over minRate (or not shown under it), and kept only by the dollar; an operator's override promotes whatever it costs.
   const keepRate = verdict.keepAtRate ?? rate;
-  const priced = override.promote ? null : await pricedOut(input, journal.ids.rentalKey, inst, keepRate);
+  const priced = override.promote ? null : await pricedOut(input, journal, inst, keepRate);
   if (priced) throw priced;
   // The override arrived after the batch stopped early, which also stopped the daemon: prove again first.
   if (verdict.restartDaemonFirst) await host.startDaemon(plan.partitionWorkers);

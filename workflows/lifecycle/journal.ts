@@ -179,24 +179,39 @@ export class Journal {
    * A read a decision needs, one store round only: on failure the caller takes the conservative choice,
    * and `unread` says why (into history with the decision's event).
    */
-  async machineStanding(machineId: number): Promise<{ standing: Standing; unread?: string }> {
+  private async readOnceOr<T>(
+    read: (store: StoreActivities) => Promise<T>,
+  ): Promise<{ value: T } | { unread: string }> {
     try {
-      return { standing: (await this.readOnce.machineStanding({ machineId })).standing };
+      return { value: await read(this.readOnce) };
     } catch (err) {
       if (isCancellation(err)) throw err;
       const cause = err instanceof ActivityFailure ? err.cause : err;
-      return { standing: 'probation', unread: (cause instanceof Error ? cause.message : String(cause)).slice(0, 300) };
+      return { unread: (cause instanceof Error ? cause.message : String(cause)).slice(0, 300) };
     }
+  }
+
+  /** The machine's standing; unread, probation (the whole batch), with why. */
+  async machineStanding(machineId: number): Promise<{ standing: Standing; unread?: string }> {
+    const r = await this.readOnceOr((s) => s.machineStanding({ machineId }));
+    return 'value' in r ? { standing: r.value.standing } : { standing: 'probation', unread: r.unread };
   }
 
   /** Which rental of its offer this is; unknown (null) when the store cannot say in one round. */
   private async rentalNumber(): Promise<number | null> {
-    try {
-      return await this.readOnce.rentalNumber({ workflowId: this.ids.workflowId, rentalKey: this.ids.rentalKey });
-    } catch (err) {
-      if (isCancellation(err)) throw err;
-      return null;
-    }
+    const r = await this.readOnceOr((s) =>
+      s.rentalNumber({ workflowId: this.ids.workflowId, rentalKey: this.ids.rentalKey }),
+    );
+    return 'value' in r ? r.value : null;
+  }
+
+  /** The fleet's other promoted hosts (measured rate, billed $/h); null when the store cannot say in one round. */
+  async otherPromotedHosts(): Promise<Array<{ rate: number; dph: number }> | null> {
+    const r = await this.readOnceOr((s) => s.rentedInstances());
+    if (!('value' in r)) return null;
+    return r.value
+      .filter((row) => row.outcome === 'promoted' && row.rentalKey !== this.ids.rentalKey)
+      .map((row) => ({ rate: row.benchRate ?? 0, dph: row.dphTotal ?? 0 }));
   }
 
   /** The status as the outside reads it. */

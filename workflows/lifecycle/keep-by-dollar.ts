@@ -1,17 +1,10 @@
-import {
-  type ApplicationFailure,
-  defineSignal,
-  isCancellation,
-  proxyActivities,
-  setHandler,
-} from '@temporalio/workflow';
-import type { StoreActivities } from '../../activities/store/activities.js';
-import { lifecycleStoreOptions } from '../activity-options.js';
+import { type ApplicationFailure, defineSignal, setHandler } from '@temporalio/workflow';
 import { killFailure } from '../classify.js';
 import { FailureType } from '../domain/failures.js';
 import { keepByDollar } from '../domain/policy/keep-by-dollar.js';
 import type { LifecycleInput, RentedInstance } from '../domain/types.js';
 import { fmtDph, fmtRate } from '../ui/text.js';
+import type { Journal } from './journal.js';
 
 const perProof = (dollars: number) => `$${dollars.toFixed(5)} per proof`;
 
@@ -23,12 +16,13 @@ const perProof = (dollars: number) => `$${dollars.toFixed(5)} per proof`;
  */
 export async function pricedOut(
   input: LifecycleInput,
-  rentalKey: string,
+  journal: Journal,
   inst: RentedInstance,
   rate: number,
 ): Promise<ApplicationFailure | null> {
   if (input.fleetTargetRate === undefined) return null;
-  const promoted = await promotedHosts(input, rentalKey);
+  // One store round, as the journal's other reads a decision needs.
+  const promoted = await journal.otherPromotedHosts();
   if (promoted === null) return null;
   const dph = inst.offer.dphTotal;
   const d = keepByDollar({ rate, dph }, promoted, input.fleetTargetRate);
@@ -46,24 +40,6 @@ export async function pricedOut(
       fleetTargetRate: input.fleetTargetRate,
     },
   );
-}
-
-/**
- * The fleet's other promoted hosts (measured rate, billed $/h); null when the store could not be read
- * (inconclusive: the verdict then stands on minRate alone). One read, retried as the journal's first round,
- * a regular activity like the journal's own calls (journal.ts says why).
- */
-async function promotedHosts(input: LifecycleInput, rentalKey: string) {
-  const store = proxyActivities<StoreActivities>(lifecycleStoreOptions(input.timeouts, 'first'));
-  try {
-    const rows = await store.rentedInstances();
-    return rows
-      .filter((r) => r.outcome === 'promoted' && r.rentalKey !== rentalKey)
-      .map((r) => ({ rate: r.benchRate ?? 0, dph: r.dphTotal ?? 0 }));
-  } catch (err) {
-    if (isCancellation(err)) throw err;
-    return null;
-  }
 }
 
 /** The scaler's order to retire a promoted host for a cheaper one (rebalancing). */
