@@ -1,4 +1,4 @@
-import { earlyStopEvidence } from '../../workflows/domain/policy/early-stop.js';
+import { earlyStopEvidence, fastestOf } from '../../workflows/domain/policy/early-stop.js';
 import { type EarlyPromoteEvidence, earlyPromoteEvidence } from '../../workflows/domain/policy/early-promote.js';
 import type { Confidence } from '../../workflows/domain/policy/student-t.js';
 import type {
@@ -124,8 +124,7 @@ function judge(b: Batch): void {
       completed: timings.length,
       requested: input.count,
       elapsedMs: Date.now() - b.started,
-      fastestProofMs: Math.min(...timings.map((t) => t.totalMs)),
-      fastestGpuMs: Math.min(...timings.map((t) => t.gpuComputeMs)),
+      ...fastestOf(timings),
       gpus: input.earlyStop.gpus ?? 0,
       concurrency: input.concurrency,
       minRate: input.earlyStop.minRate,

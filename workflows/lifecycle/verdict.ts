@@ -3,7 +3,7 @@ import { realDuration } from '../domain/policy/clock.js';
 import { killFailure } from '../classify.js';
 import { FailureType } from '../domain/failures.js';
 import { earlyPromoteReason } from '../domain/policy/early-promote-plan.js';
-import { sustainableRate } from '../domain/policy/early-stop.js';
+import { fastestOf, sustainableRate } from '../domain/policy/early-stop.js';
 import { expectedBatchMs, judgeRate } from '../domain/policy/rate.js';
 import type { BenchmarkReport, EarlyStopEvidence, LifecycleInput } from '../domain/types.js';
 import { earlyStopCause } from '../ui/kill-report.js';
@@ -86,8 +86,7 @@ function sustainableBy(report: BenchmarkReport, gpus: number): number | null {
   return sustainableRate({
     completed: report.completed,
     elapsedMs: report.elapsedMs,
-    fastestProofMs: Math.min(...report.timings.map((t) => t.totalMs)),
-    fastestGpuMs: Math.min(...report.timings.map((t) => t.gpuComputeMs)),
+    ...fastestOf(report.timings),
     gpus,
     concurrency: report.concurrency,
   });

@@ -13,6 +13,17 @@ export interface BatchSoFar {
   minProofs: number;
 }
 
+/** A batch's fastest proof and fastest GPU time from its per-proof timings (Infinity with none). */
+export function fastestOf(timings: ReadonlyArray<{ totalMs: number; gpuComputeMs: number }>): {
+  fastestProofMs: number;
+  fastestGpuMs: number;
+} {
+  return {
+    fastestProofMs: Math.min(...timings.map((t) => t.totalMs)),
+    fastestGpuMs: Math.min(...timings.map((t) => t.gpuComputeMs)),
+  };
+}
+
 /**
  * Early stop for a benchmark batch: the evidence once even the best case cannot reach `minRate`, else null.
  *  - GPU ceiling: proofs share each GPU one at a time, so `gpus` GPUs never prove faster than
